@@ -1,0 +1,151 @@
+"""How a benchmark task declares itself.
+
+A task module holds a plain pytest test function decorated with :func:`task`.
+The decorator names the task and the ``build(seed)`` function that makes one
+instance of it: the prompt, the workspace files, the tools offered, what the
+checker expects, and the scripted solutions (one reference that must pass,
+near-misses that must fail as ``wrong_answer``)::
+
+    from pytest_agentic import Final, TaskInstance, ToolCall, task
+
+    def build(seed: int) -> TaskInstance:
+        return TaskInstance(prompt=..., files={...}, tools=("fs_read",),
+                            expected={...}, reference=[...], near_misses={...})
+
+    @task("task_42", "my_task", build=build, limits={"max_turns": 10})
+    def test_my_task(agent):
+        run = agent.run()
+        assert "42" in run.final_answer
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import pytest
+
+#: The seed that gives the canonical agentic-core-v1 instance of every task.
+CANONICAL_SEED = 0
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call a scripted model makes."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    #: Raw argument text to send instead of ``json.dumps(arguments)``
+    #: (lets a script send arguments that do not parse).
+    raw_arguments: str | None = None
+
+    def arguments_json(self) -> str:
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(dict(self.arguments), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Final:
+    """The final answer a scripted model gives (an assistant message with no tool call)."""
+
+    content: str
+
+
+#: One assistant turn of a script: several tool calls at once, one call, or a final answer.
+Step = Union[Final, ToolCall, Sequence[ToolCall]]
+#: A scripted solution: the assistant turns, in order.
+Solution = Sequence[Step]
+
+
+@dataclass(frozen=True)
+class TaskInstance:
+    """One concrete instance of a task, made by the task's ``build(seed)``."""
+
+    #: The user message that states the task.
+    prompt: str
+    #: Workspace content, relative POSIX path -> text (str) or bytes.
+    files: Mapping[str, str | bytes]
+    #: Names of the tools offered to the model (see ``pytest_agentic.tools``).
+    tools: Sequence[str]
+    #: Whatever the checker needs (expected answer, original file content, ...).
+    expected: Mapping[str, Any] = field(default_factory=dict)
+    #: The tool calls and final answer of a correct agent: must pass.
+    reference: Solution = ()
+    #: Plausible wrong solutions, by name: each must fail as ``wrong_answer``.
+    near_misses: Mapping[str, Solution] = field(default_factory=dict)
+    #: Tool behaviours injected for this instance, e.g. the first call of a tool failing.
+    #: Maps tool name -> list of error messages returned by its first calls, in order.
+    tool_faults: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    #: An optional system prompt appended to the harness's own.
+    system: str = ""
+
+    def content_hash(self) -> str:
+        """A stable hash of what the model sees and the checker expects."""
+        h = hashlib.sha256()
+        h.update(self.prompt.encode())
+        for path in sorted(self.files):
+            data = self.files[path]
+            h.update(path.encode())
+            h.update(data if isinstance(data, bytes) else data.encode())
+        h.update(json.dumps(list(self.tools)).encode())
+        h.update(json.dumps(self.expected, sort_keys=True, default=str).encode())
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What the :func:`task` decorator records on a test function."""
+
+    id: str
+    name: str
+    build: Callable[[int], TaskInstance]
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+
+MARKER = "agentic_task"
+
+
+def task(
+    id: str,
+    name: str,
+    *,
+    build: Callable[[int], TaskInstance],
+    limits: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a test function as an agent task.
+
+    The plugin parametrizes the test over the selected models and runs, marks
+    it with ``id`` (so ``pytest -m task_07`` selects it), and hands it the
+    ``agent`` fixture set up for this task.
+    """
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        spec = TaskSpec(
+            id=id,
+            name=name,
+            build=build,
+            limits=dict(limits or {}),
+            description=(fn.__doc__ or "").strip(),
+        )
+        return pytest.mark.agentic_task(spec)(fn)
+
+    return decorate
+
+
+def task_spec_of(item_or_definition: Any) -> TaskSpec | None:
+    """The :class:`TaskSpec` of a collected item or function definition, if any."""
+    marker = item_or_definition.get_closest_marker(MARKER)
+    if marker is None:
+        return None
+    spec = marker.args[0] if marker.args else None
+    if not isinstance(spec, TaskSpec):
+        raise TypeError(
+            f"{getattr(item_or_definition, 'nodeid', item_or_definition)}: "
+            "@pytest.mark.agentic_task needs a TaskSpec; use pytest_agentic.task(...)"
+        )
+    return spec

@@ -1,0 +1,279 @@
+"""The tools an agent may call, each confined to the run's workspace.
+
+A tool that cannot do what it was asked raises :class:`ToolError`; the agent
+loop hands the message back to the model as the tool's result. Any other
+exception is a bug of the harness.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Bytes of a file that ``fs_read`` returns at most.
+MAX_READ_BYTES = 64 * 1024
+#: Bytes that ``fs_write`` accepts at most.
+MAX_WRITE_BYTES = 1024 * 1024
+#: Bytes of a command's output kept (the rest is cut, and the cut is said).
+MAX_OUTPUT_BYTES = 16 * 1024
+#: Rows ``sql_query`` returns at most.
+MAX_SQL_ROWS = 200
+#: Entries ``fs_list`` returns at most.
+MAX_LIST_ENTRIES = 500
+#: Seconds a tool's subprocess may run, unless the run's limits say otherwise.
+DEFAULT_TOOL_TIMEOUT = 60.0
+
+
+class ToolError(Exception):
+    """A tool could not do what was asked; the message goes back to the model."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    fn: Callable[[Workspace, Mapping[str, Any]], str]
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI-style tool schema offered to the model."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+class Workspace:
+    """A run's working directory; every path a tool touches is resolved here."""
+
+    def __init__(self, root: Path, *, tool_timeout: float = DEFAULT_TOOL_TIMEOUT) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.tool_timeout = tool_timeout
+
+    def populate(self, files: Mapping[str, str | bytes]) -> None:
+        for rel, data in files.items():
+            path = self.resolve(rel, for_write=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, bytes):
+                path.write_bytes(data)
+            else:
+                path.write_text(data, encoding="utf-8")
+
+    def resolve(self, rel: Any, *, for_write: bool = False) -> Path:
+        """The real path of ``rel`` inside the workspace, or :class:`ToolError`."""
+        if not isinstance(rel, str):
+            raise ToolError(f"path must be a string, got {type(rel).__name__}")
+        if "\x00" in rel:
+            raise ToolError("path contains a NUL byte")
+        if rel.strip() == "":
+            rel = "."
+        if os.path.isabs(rel) or rel.startswith("~"):
+            raise ToolError(f"path {rel!r} is absolute; use a path relative to the workspace")
+        candidate = self.root / rel
+        real = Path(os.path.realpath(candidate))
+        if real != self.root and self.root not in real.parents:
+            raise ToolError(f"path {rel!r} is outside the workspace")
+        if for_write and candidate.is_symlink():
+            raise ToolError(f"path {rel!r} is a symbolic link; refusing to write through it")
+        return real
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix() or "."
+
+    def snapshot(self) -> dict[str, bytes]:
+        """Every regular file of the workspace, relative path -> content."""
+        out: dict[str, bytes] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
+            for name in sorted(filenames):
+                path = Path(dirpath, name)
+                if path.is_file() and not path.is_symlink():
+                    out[path.relative_to(self.root).as_posix()] = path.read_bytes()
+        return out
+
+
+def _fs_read(ws: Workspace, args: Mapping[str, Any]) -> str:
+    path = ws.resolve(args["path"])
+    if not path.exists():
+        raise ToolError(f"no such file: {args['path']}")
+    if path.is_dir():
+        raise ToolError(f"{args['path']} is a directory; use fs_list")
+    with path.open("rb") as fh:
+        data = fh.read(MAX_READ_BYTES + 1)
+    text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+    if len(data) > MAX_READ_BYTES:
+        text += f"\n[... cut: file is larger than {MAX_READ_BYTES} bytes]"
+    return text
+
+
+def _fs_write(ws: Workspace, args: Mapping[str, Any]) -> str:
+    content = args["content"]
+    encoded = content.encode("utf-8", errors="surrogatepass")
+    if len(encoded) > MAX_WRITE_BYTES:
+        raise ToolError(f"content is {len(encoded)} bytes; the limit is {MAX_WRITE_BYTES}")
+    path = ws.resolve(args["path"], for_write=True)
+    if path == ws.root or path.is_dir():
+        raise ToolError(f"{args['path']} is a directory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Re-check after mkdir: a planted link in the parents must not lead out.
+    path = ws.resolve(args["path"], for_write=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(encoded)
+    return f"wrote {len(encoded)} bytes to {ws.relative(path)}"
+
+
+def _fs_list(ws: Workspace, args: Mapping[str, Any]) -> str:
+    path = ws.resolve(args.get("path", "."))
+    if not path.is_dir():
+        raise ToolError(f"not a directory: {args.get('path', '.')}")
+    lines = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
+        for name in sorted(filenames):
+            lines.append(Path(dirpath, name).relative_to(ws.root).as_posix())
+            if len(lines) >= MAX_LIST_ENTRIES:
+                lines.append(f"[... cut at {MAX_LIST_ENTRIES} entries]")
+                return "\n".join(lines)
+    return "\n".join(lines) if lines else "(empty)"
+
+
+def _limit_output_size() -> None:  # pragma: no cover - runs in the child
+    # A child that prints forever is stopped by the kernel once its output file
+    # reaches the cap, so memory and disk stay bounded whatever it does.
+    cap = MAX_OUTPUT_BYTES * 64
+    resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+
+
+def run_bounded(ws: Workspace, argv: list[str], timeout: float) -> str:
+    """Run ``argv`` in the workspace with a timeout, output bounded, secrets out of its env."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not any(s in k.upper() for s in ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"))
+    }
+    env.update(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONHASHSEED="0")
+    with tempfile.TemporaryFile() as out:
+        try:
+            proc = subprocess.run(
+                argv,
+                cwd=ws.root,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                timeout=timeout,
+                preexec_fn=_limit_output_size,
+            )
+            status = f"exit code {proc.returncode}"
+        except subprocess.TimeoutExpired:
+            status = f"timed out after {timeout:g}s and was stopped"
+        out.seek(0)
+        data = out.read(MAX_OUTPUT_BYTES + 1)
+    text = data[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")
+    if len(data) > MAX_OUTPUT_BYTES:
+        text += f"\n[... output cut at {MAX_OUTPUT_BYTES} bytes]"
+    return f"{text}\n[{status}]"
+
+
+def _run_tests(ws: Workspace, args: Mapping[str, Any]) -> str:
+    target = args.get("path", ".")
+    ws.resolve(target)  # containment check; the resolved path must exist inside
+    if target.startswith("-"):
+        raise ToolError("path must be a file or folder, not an option")
+    argv = [
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "--rootdir", str(ws.root), "--", target,
+    ]
+    return run_bounded(ws, argv, ws.tool_timeout)
+
+
+def _sql_query(ws: Workspace, args: Mapping[str, Any]) -> str:
+    db = ws.resolve(args["database"])
+    if not db.is_file():
+        raise ToolError(f"no such database file: {args['database']}")
+    query = args["query"]
+    if "\x00" in query:
+        raise ToolError("query contains a NUL byte")
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        conn.set_authorizer(_read_only_authorizer)
+        conn.set_progress_handler(_deadline(ws.tool_timeout), 10_000)
+        try:
+            cur = conn.execute(query)
+            cols = [d[0] for d in cur.description or ()]
+            rows = cur.fetchmany(MAX_SQL_ROWS + 1)
+        except sqlite3.Error as exc:
+            raise ToolError(f"SQL error: {exc}") from None
+    finally:
+        conn.close()
+    lines = [" | ".join(cols)] if cols else []
+    lines += [" | ".join("NULL" if v is None else str(v) for v in row) for row in rows[:MAX_SQL_ROWS]]
+    if len(rows) > MAX_SQL_ROWS:
+        lines.append(f"[... cut at {MAX_SQL_ROWS} rows]")
+    return "\n".join(lines) if lines else "(no rows)"
+
+
+_ALLOWED_SQL = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+
+
+def _read_only_authorizer(action: int, arg1: Any, arg2: Any, dbname: Any, source: Any) -> int:
+    if action in _ALLOWED_SQL:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and arg1 in {"table_info", "table_list", "index_list", "index_info", "foreign_key_list"}:
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def _deadline(seconds: float) -> Callable[[], int]:
+    import time
+
+    end = time.monotonic() + seconds
+    return lambda: 1 if time.monotonic() > end else 0
+
+
+_STR = {"type": "string"}
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        Tool("fs_read", "Read a text file of the workspace.",
+             {"type": "object", "properties": {"path": {**_STR, "description": "path relative to the workspace"}},
+              "required": ["path"], "additionalProperties": False}, _fs_read),
+        Tool("fs_write", "Create or overwrite a file of the workspace with the given content.",
+             {"type": "object", "properties": {"path": {**_STR, "description": "path relative to the workspace"},
+                                               "content": {**_STR, "description": "the complete new file content"}},
+              "required": ["path", "content"], "additionalProperties": False}, _fs_write),
+        Tool("fs_list", "List the files under a folder of the workspace (recursively).",
+             {"type": "object", "properties": {"path": {**_STR, "description": "folder relative to the workspace; default '.'"}},
+              "additionalProperties": False}, _fs_list),
+        Tool("run_tests", "Run the workspace's tests with pytest and return the output.",
+             {"type": "object", "properties": {"path": {**_STR, "description": "test file or folder; default: all tests"}},
+              "additionalProperties": False}, _run_tests),
+        Tool("sql_query", "Run one read-only SQL query on a SQLite database file of the workspace.",
+             {"type": "object", "properties": {"database": {**_STR, "description": "database file relative to the workspace"},
+                                               "query": {**_STR, "description": "a single SQL statement (read-only)"}},
+              "required": ["database", "query"], "additionalProperties": False}, _sql_query),
+    )
+}
+
+
+def get_tools(names: list[str] | tuple[str, ...]) -> list[Tool]:
+    unknown = [n for n in names if n not in TOOLS]
+    if unknown:
+        raise KeyError(f"unknown tool(s) {unknown}; known: {sorted(TOOLS)}")
+    return [TOOLS[n] for n in names]
