@@ -1,0 +1,110 @@
+"""Typed records: what a run produced, and the record that crosses processes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal, TypedDict
+
+
+class FailureMode(str, Enum):
+    """The primary failure mode of a failed run, by precedence (first wins)."""
+
+    INFRA_ERROR = "infra_error"
+    TOOL_CALL_HALLUCINATED = "tool_call_hallucinated"
+    TOOL_CALL_REDUNDANCY = "tool_call_redundancy"
+    GAVE_UP_MID_PLAN = "gave_up_mid_plan"
+    WRONG_ANSWER = "wrong_answer"
+
+
+#: Why the agent loop stopped.
+StopReason = Literal[
+    "final_answer",  # an assistant message with text and no tool call
+    "empty_final",  # an assistant message with neither text nor tool call
+    "truncated",  # the final message was cut by the token limit of the call
+    "max_turns",
+    "max_tokens",
+    "max_seconds",
+    "max_tool_seconds",
+    "infra_error",  # the model call failed after retries
+    "not_started",  # the test failed before the agent ran
+]
+
+
+class ToolCallLog(TypedDict):
+    """One tool call the model made, and what came of it."""
+
+    turn: int
+    id: str
+    name: str
+    #: The argument text exactly as the model sent it.
+    raw_arguments: str
+    #: The parsed arguments (None when they did not parse).
+    arguments: dict[str, Any] | None
+    #: What the tool returned to the model (an error message when ``ok`` is false).
+    result: str
+    ok: bool
+    #: Why the call counts as hallucinated (unknown tool, bad JSON, schema), or None.
+    hallucinated: str | None
+    #: The same call (name and arguments) as the one before it, with the same result.
+    redundant: bool
+    duration_s: float
+
+
+@dataclass
+class RunResult:
+    """Everything one agent run produced; what checkers and the classifier read."""
+
+    final_answer: str | None = None
+    stop_reason: StopReason = "not_started"
+    tool_calls: list[ToolCallLog] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    #: Dollars; None when neither litellm nor models.yaml knows the price.
+    cost_usd: float | None = 0.0
+    latency_s: float = 0.0
+    #: The cause when the model call failed (type and message), else None.
+    infra_error: str | None = None
+    #: Retries spent on transient endpoint faults.
+    retries: int = 0
+    workspace: Path | None = None
+
+    @property
+    def hallucinated_calls(self) -> int:
+        return sum(1 for c in self.tool_calls if c["hallucinated"])
+
+    @property
+    def redundant_calls(self) -> int:
+        return sum(1 for c in self.tool_calls if c["redundant"])
+
+    def calls_to(self, name: str) -> list[ToolCallLog]:
+        return [c for c in self.tool_calls if c["name"] == name]
+
+
+class RunRecord(TypedDict):
+    """One line of ``runs.jsonl``; rides from worker to controller on the report."""
+
+    task: str
+    task_name: str
+    model: str
+    run: int
+    seed: int
+    nodeid: str
+    passed: bool
+    failure_mode: str | None
+    #: Secondary tags: counts and flags kept for every run, passed or not.
+    tags: dict[str, Any]
+    tool_calls: int
+    turns: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    latency_s: float
+    stop_reason: str
+    infra_cause: str | None
+    #: Why the checker rejected the run (first line of the assertion), or None.
+    reason: str | None
+    transcript: str
