@@ -1,0 +1,371 @@
+"""task_02 refactor_duplicated_code: consolidate three near-identical functions, behaviour unchanged.
+
+Measures whether a model picks the right abstraction. Three report functions
+share their whole body, but one of them differs from the other two in one
+small way (it rounds to whole units, negates amounts, sorts by id, or also
+skips zero amounts), so a helper that only covers the obvious differences
+changes behaviour. The checker judges the outcome on the code: the three
+functions keep their names and their outputs on held-out inputs (run in a
+subprocess), all three delegate to one shared helper defined in the
+workspace, each is now a fraction of its former size, and no two function
+bodies left in the workspace are structurally identical. The tests must be
+left unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import sys
+
+from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic.tools import Workspace, run_bounded
+
+_ENTITIES = ["orders", "refunds", "invoices", "payouts", "shipments", "transfers", "credits", "rentals"]
+_SKIPS = ["cancelled", "void", "failed", "rejected", "draft", "expired"]
+_MODULES = ["reports", "summaries", "statements", "exports"]
+_PYTEST_INI = "[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n"
+
+#: The one way the odd function differs from the other two.
+_QUIRKS = ["whole_units", "negated", "sorted_by_id", "skips_zero"]
+
+_FUNC = '''def NAME(PARAM):
+    """Plain-text ENTITY report: one line per SINGULAR that is not SKIP, then the total."""
+    lines = ["TITLE"]
+    total = 0
+    for VAR in ITER:
+        if SKIPCOND:
+            continue
+        amount = AMOUNT
+        total += amount
+        lines.append(f"{VAR['id']:<W1}{amount:>W2.DEC}")
+    lines.append(f"{'TOTAL':<W1}{total:>W2.DEC}")
+    return "\\n".join(lines)
+'''
+
+_HELPER = '''def _report(title, rows, skip_status, EXTRA):
+    """Plain-text report of ``rows``: one line per row whose status is not ``skip_status``, then the total."""
+    lines = [title]
+    total = 0
+    for row in ITER:
+        if SKIPCOND:
+            continue
+        amount = AMOUNT
+        total += amount
+        lines.append(f"{row['id']:<W1}{amount:>W2.DEC}")
+    lines.append(f"{'TOTAL':<W1}{total:>W2.DEC}")
+    return "\\n".join(lines)
+'''
+
+_THIN = '''def NAME(PARAM):
+    """Plain-text ENTITY report: one line per SINGULAR that is not SKIP, then the total."""
+    return _report("TITLE", PARAM, "SKIP"ARGS)
+'''
+
+
+def _fill(template: str, subs: dict[str, str]) -> str:
+    for key in sorted(subs, key=len, reverse=True):
+        template = template.replace(key, subs[key])
+    return template
+
+
+def _original_function(name, entity, skip, quirk, w1, w2):
+    singular = entity[:-1]
+    var = singular
+    subs = {
+        "NAME": name, "PARAM": entity, "ENTITY": entity, "SINGULAR": singular,
+        "SKIP": skip, "TITLE": entity.upper(), "VAR": var, "W1": str(w1), "W2": str(w2),
+        "ITER": entity, "SKIPCOND": f'{var}["status"] == "{skip}"', "AMOUNT": f'{var}["amount"]', "DEC": "2f",
+    }
+    if quirk == "whole_units":
+        subs["DEC"] = "0f"
+    elif quirk == "negated":
+        subs["AMOUNT"] = f'-{var}["amount"]'
+    elif quirk == "sorted_by_id":
+        subs["ITER"] = f'sorted({entity}, key=lambda r: r["id"])'
+    elif quirk == "skips_zero":
+        subs["SKIPCOND"] = f'{var}["status"] == "{skip}" or {var}["amount"] == 0'
+    return _fill(_FUNC, subs)
+
+
+def _helper(quirk: str | None, w1: int, w2: int) -> str:
+    subs = {"W1": str(w1), "W2": str(w2), "ITER": "rows", "SKIPCOND": 'row["status"] == skip_status',
+            "AMOUNT": 'row["amount"]', "DEC": "2f"}
+    extra = ""
+    if quirk == "whole_units":
+        extra, subs["DEC"] = "decimals=2", "{decimals}f"
+    elif quirk == "negated":
+        extra, subs["AMOUNT"] = "sign=1", 'sign * row["amount"]'
+    elif quirk == "sorted_by_id":
+        extra, subs["ITER"] = "by_id=False", '(sorted(rows, key=lambda r: r["id"]) if by_id else rows)'
+    elif quirk == "skips_zero":
+        extra, subs["SKIPCOND"] = "skip_zero=False", 'row["status"] == skip_status or (skip_zero and row["amount"] == 0)'
+    text = _fill(_HELPER, subs)
+    return text.replace(", EXTRA)", f", {extra})" if extra else ")")
+
+
+_QUIRK_ARG = {"whole_units": ", decimals=0", "negated": ", sign=-1", "sorted_by_id": ", by_id=True",
+              "skips_zero": ", skip_zero=True"}
+
+
+def _thin(name, entity, skip, args=""):
+    return _fill(_THIN, {"NAME": name, "PARAM": entity, "ENTITY": entity, "SINGULAR": entity[:-1],
+                         "SKIP": skip, "TITLE": entity.upper(), "ARGS": args})
+
+
+def _module(doc: str, parts: list[str]) -> str:
+    return f'"""{doc}"""\n' + "".join("\n\n" + p for p in parts)
+
+
+def _inputs(rng: random.Random, skips: list[str]) -> list[list[dict]]:
+    statuses = [*skips, "paid", "paid", "open"]
+    out: list[list[dict]] = [[]]
+    for k in (1, 3, 5, 7, 8):
+        rows = []
+        for _ in range(k):
+            amount = rng.choice([0.0, round(rng.uniform(-50, 900), 2), round(rng.uniform(0, 120), 2),
+                                 float(rng.randint(1, 400)) + 0.5])
+            rows.append({"id": f"{rng.choice('ABCKNPRTX')}-{rng.randint(100, 9999)}",
+                         "amount": amount, "status": rng.choice(statuses)})
+        out.append(rows)
+    # make sure every quirk shows: a zero amount that is not skipped, unsorted ids, a .5 amount
+    out.append([
+        {"id": "Z-900", "amount": 0.0, "status": "paid"},
+        {"id": "A-100", "amount": 12.5, "status": "paid"},
+        {"id": "M-500", "amount": 7.25, "status": "open"},
+    ])
+    return out
+
+
+def build(seed: int) -> TaskInstance:
+    rng = random.Random(f"task_02:{seed}")
+    entities = rng.sample(_ENTITIES, 3)
+    skips = rng.sample(_SKIPS, 3)
+    module = rng.choice(_MODULES)
+    quirk = rng.choice(_QUIRKS)
+    odd = rng.randrange(3)
+    w1, w2 = rng.randint(8, 12), rng.randint(10, 14)
+    names = [f"{e}_report" for e in entities]
+    doc = "Plain-text reports for the month-end pack."
+
+    originals = [_original_function(names[i], entities[i], skips[i], quirk if i == odd else None, w1, w2)
+                 for i in range(3)]
+    original = _module(doc, originals)
+    refactored = _module(doc, [_helper(quirk, w1, w2)] + [
+        _thin(names[i], entities[i], skips[i], _QUIRK_ARG[quirk] if i == odd else "") for i in range(3)])
+    wrong_abstraction = _module(doc, [_helper(None, w1, w2)] + [
+        _thin(names[i], entities[i], skips[i]) for i in range(3)])
+    partial = _module(doc, [_helper(None, w1, w2)] + [
+        originals[i] if i == odd else _thin(names[i], entities[i], skips[i]) for i in range(3)])
+    copies = []
+    for i in range(3):
+        impl = _original_function(f"_{entities[i]}_impl", entities[i], skips[i], quirk if i == odd else None, w1, w2)
+        copies.append(impl)
+        copies.append(
+            f"def {names[i]}({entities[i]}):\n"
+            f'    """Plain-text {entities[i]} report."""\n'
+            f"    return _{entities[i]}_impl({entities[i]})\n")
+    renamed_copies = _module(doc, copies)
+
+    # expected outputs, from the original code itself
+    namespace: dict = {}
+    exec(compile(original, f"{module}.py", "exec"), namespace)  # our own generated code
+    inputs = _inputs(rng, skips)
+    outputs = {n: [namespace[n](rows) for rows in inputs] for n in names}
+
+    # visible tests: one plain case per function, quirk-free input
+    tests = [f"from {module} import {', '.join(names)}\n"]
+    for i, n in enumerate(names):
+        rows = [{"id": f"T-{rng.randint(10, 99)}", "amount": float(rng.randint(5, 90)), "status": "paid"},
+                {"id": f"U-{rng.randint(10, 99)}", "amount": 10.0, "status": skips[i]}]
+        if i == odd and quirk == "sorted_by_id":
+            rows.sort(key=lambda r: r["id"])
+        tests.append(f"\n\ndef test_{n}():\n    rows = {rows!r}\n    assert {n}(rows) == {namespace[n](rows)!r}\n")
+    tests.append(f"\n\ndef test_empty():\n    assert {names[0]}([]) == {namespace[names[0]]([])!r}\n")
+    test_code = "".join(tests)
+
+    files = {"pytest.ini": _PYTEST_INI, f"{module}.py": original, f"test_{module}.py": test_code}
+    prompt = (
+        f"`{module}.py` holds three near-identical functions: {', '.join(f'`{n}`' for n in names)}. "
+        "Refactor them: move the duplicated logic into one shared helper that all three use. "
+        "Other code imports these three functions, so keep their names and arguments, and keep their "
+        "behaviour exactly as it is now for every input. Do not change the tests. Run the tests when you "
+        "are done, then reply with a short summary of the refactoring."
+    )
+    read = [ToolCall("fs_read", {"path": f"{module}.py"}), ToolCall("fs_read", {"path": f"test_{module}.py"})]
+    done = Final(f"Moved the shared report logic of {', '.join(names)} into one helper `_report`; "
+                 "the three functions now delegate to it and the tests pass.")
+    write = lambda code: ToolCall("fs_write", {"path": f"{module}.py", "content": code})  # noqa: E731
+    reference = [ToolCall("fs_list", {"path": "."}), read, write(refactored),
+                 ToolCall("run_tests", {"path": "."}), done]
+    near_misses = {
+        # One helper for all three, but it drops what makes the odd function different.
+        "wrong_abstraction": [read, write(wrong_abstraction), done],
+        # The two alike functions delegate; the odd one is left duplicated.
+        "partial_consolidation": [read, write(partial), done],
+        # Each function delegates to its own private copy of the same body.
+        "renamed_copies": [read, write(renamed_copies), done],
+    }
+    return TaskInstance(
+        prompt=prompt,
+        files=files,
+        tools=("fs_list", "fs_read", "fs_write", "run_tests"),
+        expected={
+            "module": f"{module}.py",
+            "tests": f"test_{module}.py",
+            "functions": names,
+            "odd": names[odd],
+            "quirk": quirk,
+            "inputs": inputs,
+            "outputs": outputs,
+        },
+        reference=reference,
+        near_misses=near_misses,
+    )
+
+
+# --------------------------------------------------------------------------- the checker
+
+_BEHAVIOUR_SCRIPT = r"""
+import importlib, json, sys
+sys.path.insert(0, ".")
+spec = json.loads(sys.stdin.read())
+mod = importlib.import_module(spec["module"])
+bad = []
+for name, wants in spec["outputs"].items():
+    fn = getattr(mod, name, None)
+    if not callable(fn):
+        bad.append(f"{name} is gone from {spec['module']}.py")
+        continue
+    for rows, want in zip(spec["inputs"], wants):
+        try:
+            got = fn([dict(r) for r in rows])
+        except Exception as exc:
+            bad.append(f"{name}({rows!r}) raised {type(exc).__name__}: {exc}")
+            continue
+        if got != want:
+            bad.append(f"{name}({rows!r}) returned {got!r}, it used to return {want!r}")
+print(json.dumps(bad))
+"""
+
+
+def _size(node: ast.AST) -> int:
+    return sum(1 for _ in ast.walk(node))
+
+
+def _shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The structure of a function: names, arguments and constants blanked out."""
+    body = [s for s in fn.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
+    tree = ast.Module(body=body, type_ignores=[])
+    tree = ast.parse(ast.unparse(tree))  # a copy
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            node.id = "_"
+        elif isinstance(node, ast.arg):
+            node.arg = "_"
+        elif isinstance(node, ast.Constant):
+            node.value = type(node.value).__name__
+        elif isinstance(node, ast.Attribute):
+            node.attr = "_" if not node.attr.startswith("__") else node.attr
+    return ast.dump(tree, annotate_fields=False)
+
+
+def _referenced(node: ast.AST) -> set[str]:
+    """Names and attribute names a function body or expression refers to."""
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            out.add(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            out.add(sub.attr)
+    return out
+
+
+def check(instance: TaskInstance, run: RunResult) -> None:
+    """Accept when behaviour is kept and the three functions share one helper, with no copies left."""
+    assert run.workspace is not None, "the run has no workspace"
+    exp = instance.expected
+    ws = Workspace(run.workspace)
+    now = ws.snapshot()
+    test_path = exp["tests"]
+    assert now.get(test_path) == instance.files[test_path].encode(), f"{test_path} was modified"
+    assert exp["module"] in now, f"{exp['module']} is gone"
+
+    # parse every Python source of the workspace except tests
+    trees: dict[str, ast.Module] = {}
+    for path, data in sorted(now.items()):
+        name = path.rsplit("/", 1)[-1]
+        if not path.endswith(".py") or name.startswith("test_") or name == "conftest.py":
+            continue
+        try:
+            trees[path] = ast.parse(data.decode("utf-8", errors="replace"), filename=path)
+        except SyntaxError as exc:
+            raise AssertionError(f"{path} does not parse: {exc}") from None
+    main = trees[exp["module"]]
+
+    # behaviour: the three functions give the outputs they gave before, on held-out inputs
+    out = run_bounded(ws, [sys.executable, "-c", _BEHAVIOUR_SCRIPT.replace(
+        "sys.stdin.read()", repr(json.dumps({"module": exp["module"][:-3], "inputs": exp["inputs"],
+                                              "outputs": exp["outputs"]})))], 30.0)
+    body, _, status = out.rstrip().rpartition("\n")
+    assert status == "[exit code 0]", f"importing {exp['module']} failed: {out[-400:]}"
+    problems = json.loads(body.strip().splitlines()[-1])
+    assert not problems, f"behaviour changed in {len(problems)} held-out case(s), e.g. {problems[0][:300]}"
+
+    # what is defined where
+    defined: set[str] = set()
+    functions: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    for path, tree in trees.items():
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            if isinstance(node, ast.ClassDef):
+                defined.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            elif isinstance(node, ast.Assign):
+                defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        functions += [(f"{path}:{n.name}", n) for n in ast.walk(tree)
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+    # the three public functions, and what each refers to
+    originals = {n.name: n for n in ast.parse(instance.files[exp["module"]]).body if isinstance(n, ast.FunctionDef)}
+    uses: dict[str, set[str]] = {}
+    for name in exp["functions"]:
+        node = next((n for n in main.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+                    None)
+        if node is not None:
+            size, limit = _size(node), _size(originals[name]) // 2
+            assert size <= limit, (
+                f"{name} still holds its own logic ({size} syntax nodes, was {_size(originals[name])}); "
+                "it should delegate to the shared helper")
+            uses[name] = _referenced(node) - {name}
+            continue
+        assign = next((n for n in main.body if isinstance(n, ast.Assign)
+                       and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)), None)
+        assert assign is not None, f"{name} is no longer defined in {exp['module']}"
+        uses[name] = _referenced(assign.value)
+    shared = set.intersection(*uses.values()) & defined - set(exp["functions"])
+    if not shared:
+        lonely = [n for n in exp["functions"] if not (uses[n] & defined - set(exp["functions"]))]
+        raise AssertionError(
+            "the three functions do not use one shared helper"
+            + (f" ({', '.join(lonely)} uses no helper of the workspace)" if lonely else
+               f" (each uses its own: {', '.join(f'{n}: {sorted(uses[n] & defined)}' for n in exp['functions'])})"))
+
+    # no two remaining function bodies are structurally the same
+    shapes: dict[str, str] = {}
+    for where, fn in functions:
+        if _size(fn) < 25:
+            continue
+        shape = _shape(fn)
+        assert shape not in shapes, f"{shapes[shape]} and {where} are still structurally identical copies"
+        shapes[shape] = where
+    assert run.final_answer and run.final_answer.strip(), "no summary was given"
+
+
+@task("task_02", "refactor_duplicated_code", build=build, limits={"max_turns": 14})
+def test_refactor_duplicated_code(agent):
+    """Three near-identical functions; consolidate into one shared abstraction, behaviour unchanged."""
+    run = agent.run()
+    check(agent.instance, run)
