@@ -1,0 +1,274 @@
+"""task_06 handle_ambiguous_requirement: surface the ambiguity, by asking or by a stated assumption.
+
+Measures whether a model notices that a request admits two readings before it
+acts. The ticket asks for a conversion "rounded to the nearest" unit, and a
+comment on the same ticket says every started unit is charged in full (round
+up). The visible tests only cover exact multiples, where both readings agree.
+A run passes in one of two ways:
+
+- it asks: the final answer is a question that names both readings, and the
+  code is left unchanged;
+- it decides: the final answer states which reading it assumed, and the code
+  (run in a subprocess on probe values) behaves exactly as that reading.
+
+Implementing either reading silently, or stating one and coding the other,
+fails.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+
+from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic.tools import Workspace, run_bounded
+
+# (function, argument, small unit, big unit (singular), factor, module, what is charged)
+_DOMAINS = [
+    ("to_minutes", "seconds", "seconds", "minute", 60, "calls", "call time"),
+    ("to_hours", "minutes", "minutes", "hour", 60, "parking", "parking time"),
+    ("to_gigabytes", "megabytes", "megabytes", "gigabyte", 1000, "storage", "stored data"),
+    ("to_kilograms", "grams", "grams", "kilogram", 1000, "freight", "parcel weight"),
+]
+_PEOPLE = ["Priya", "Jonas", "Amara", "Luis", "Mei", "Tomasz", "Fatima", "Oskar"]
+_PYTEST_INI = "[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n"
+
+#: The two readings and how a final answer names them.
+_READINGS = {
+    "up": [
+        r"\bround(?:s|ed|ing)?\s+(?:it\s+|them\s+|this\s+|that\s+|all\s+|any\s+\w+\s+|partial\s+\w+\s+)?up\b",
+        r"\bceil(?:ing|ed)?\b", r"math\.ceil", r"\bevery\s+started\b", r"\bany\s+started\b",
+        r"\bstarted\s+(?:minute|hour|gigabyte|kilogram)s?\b", r"\bany\s+partial\b", r"\bpartial\s+\w+\s+(?:is|are)\s+(?:charged|billed|counted)",
+        r"\bcharged\s+in\s+full\b", r"\bbilled\s+in\s+full\b", r"\bnext\s+whole\b",
+    ],
+    "nearest": [r"\bnearest\b", r"\bhalf[- ]up\b", r"\bstandard\s+rounding\b", r"\bround\s*\(", r"\bregular\s+rounding\b"],
+}
+_CUES = re.compile(r"\bassum|\binterpret|\bchose\b|\bchosen\b|\bdecided\b|\bwent\s+with\b|\bopted\b|\bpicked\b|\bi\s+(?:will|'ll)\s+use\b")
+
+_ACK = re.compile(r"ambigu|unclear|conflict|contradict|inconsisten|two\s+(?:readings|interpretations|ways)|"
+                  r"not\s+specified|unspecified|does\s*n[o']t\s+say|open\s+question")
+
+
+def _normalize(text: str) -> str:
+    text = text.lower().replace("\u2019", "'").replace("`", " ").replace("*", " ").replace("_", " ")
+    return re.sub(r"[ \t]+", " ", text)
+
+
+def _mentions(text: str) -> list[tuple[int, str]]:
+    """(position, reading) of every mention of a reading in ``text``, in order."""
+    found = []
+    for reading, patterns in _READINGS.items():
+        for pattern in patterns:
+            found += [(m.start(), reading) for m in re.finditer(pattern, text)]
+    return sorted(found)
+
+
+def stated_reading(answer: str) -> str | None:
+    """The reading an answer says it assumed, or None when it names none or cannot be told apart."""
+    text = _normalize(answer)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    cued = [s for s in sentences if _CUES.search(s)]
+    for sentence in cued:
+        mentions = _mentions(sentence[_CUES.search(sentence).start():])
+        if mentions:
+            return mentions[0][1]
+    # no explicit assumption: a single reading counts only when the answer says there was a choice
+    readings = {r for _, r in _mentions(text)}
+    if len(readings) == 1 and _ACK.search(text):
+        return readings.pop()
+    return None
+
+
+def build(seed: int) -> TaskInstance:
+    rng = random.Random(f"task_06:{seed}")
+    fn, arg, small, big, factor, module, charged = rng.choice(_DOMAINS)
+    owner, finance = rng.sample(_PEOPLE, 2)
+    ticket_no = rng.randint(1200, 4999)
+    k = rng.randint(2, 6)
+    rate = rng.choice([3, 5, 7, 9, 12])
+    other = {"calls": "format_call", "parking": "format_stay", "storage": "format_usage", "freight": "format_parcel"}[module]
+
+    stub = (
+        f"def {fn}({arg}: int) -> int:\n"
+        f'    """Whole {big}s to invoice for {charged} of ``{arg}`` {small} (see TICKET.md)."""\n'
+        "    raise NotImplementedError\n"
+    )
+    original = (
+        f'"""Invoice helpers for {charged}."""\n'
+        "\n"
+        f"RATE_PER_{big.upper()} = {rate}\n"
+        "\n"
+        "\n"
+        f"def {other}({arg}: int) -> str:\n"
+        f'    """A line of the invoice: the raw {small} and what is charged for them."""\n'
+        f"    units = {fn}({arg})\n"
+        f'    return f"{{{arg}}} {small}: {{units}} {big}(s) x {{RATE_PER_{big.upper()}}} = {{units * RATE_PER_{big.upper()}}}"\n'
+        "\n"
+        "\n"
+        f"{stub}"
+    )
+    ticket = (
+        f"# TICKET-{ticket_no}: {big}s on the {charged} invoice\n"
+        "\n"
+        f"**{owner} (product):** Implement `{fn}({arg})` in `{module}.py`. It takes a whole, non-negative\n"
+        f"number of {small} and returns the number of {big}s to invoice, rounded to the nearest {big}.\n"
+        f"For example `{fn}(0)` is 0 and `{fn}({k * factor})` is {k}.\n"
+        "\n"
+        f"**{finance} (finance), comment:** Careful with this one: our tariff says that every started\n"
+        f"{big} is charged in full.\n"
+    )
+    tests = (
+        f"from {module} import {fn}, {other}\n"
+        "\n"
+        "\n"
+        f"def test_exact_{big}s():\n"
+        f"    assert {fn}(0) == 0\n"
+        f"    assert {fn}({factor}) == 1\n"
+        f"    assert {fn}({k * factor}) == {k}\n"
+        "\n"
+        "\n"
+        f"def test_{other}():\n"
+        f'    assert {other}({k * factor}) == "{k * factor} {small}: {k} {big}(s) x {rate} = {k * rate}"\n'
+    )
+    files = {"pytest.ini": _PYTEST_INI, "TICKET.md": ticket, f"{module}.py": original, f"test_{module}.py": tests}
+    prompt = (
+        "Please implement the ticket in TICKET.md. The workspace holds the code and its tests. "
+        "If the request is ambiguous, either ask me a clarifying question (and change nothing yet), "
+        "or state in your final answer which assumption you made and implement exactly that. "
+        "End with a short summary."
+    )
+
+    impl_up = f"    return -(-{arg} // {factor})\n"
+    impl_nearest = f"    return round({arg} / {factor})\n"
+
+    def implemented(body: str) -> str:
+        return original.replace("    raise NotImplementedError\n", body)
+
+    write = lambda body: ToolCall("fs_write", {"path": f"{module}.py", "content": implemented(body)})  # noqa: E731
+    look = [ToolCall("fs_read", {"path": "TICKET.md"}), ToolCall("fs_read", {"path": f"{module}.py"})]
+    tests_run = ToolCall("run_tests", {"path": "."})
+    reference = [
+        ToolCall("fs_list", {"path": "."}),
+        look,
+        write(impl_up),
+        tests_run,
+        Final(f"The ticket is ambiguous: {owner} asks for rounding to the nearest {big}, while {finance} says every "
+              f"started {big} is charged in full. Assumption: I followed the tariff, so any started {big} is charged "
+              f"in full (the value is rounded up, a ceiling division). If you meant rounding to the nearest {big}, "
+              f"that is a one-line change. Tests pass."),
+    ]
+    near_misses = {
+        # Implements one reading and never says there was a choice.
+        "silent_implementation": [
+            look, write(impl_nearest), tests_run,
+            Final(f"Implemented `{fn}` as specified in TICKET.md; all tests pass."),
+        ],
+        # Describes what it built, but never says there was a choice to make.
+        "described_not_assumed": [
+            look, write(impl_nearest), tests_run,
+            Final(f"Implemented `{fn}`: it rounds to the nearest {big}, as the ticket says. Tests pass."),
+        ],
+        # States the tariff reading but codes the other one.
+        "assumption_not_honoured": [
+            look, write(impl_nearest), tests_run,
+            Final(f"Assumption: every started {big} is charged in full, as finance says. Implemented `{fn}`; "
+                  "tests pass."),
+        ],
+        # Asks, but not about the ambiguity.
+        "vague_question": [
+            look,
+            Final("Before I start: could you give me more details about the requirements?"),
+        ],
+        # Asks about both readings but changes the code anyway, without saying which it took.
+        "asked_and_implemented": [
+            look, write(impl_up),
+            Final(f"Should partial {big}s be rounded to the nearest {big}, or should every started {big} be "
+                  "charged in full?"),
+        ],
+    }
+    probes = sorted({0, factor, 2 * factor, k * factor, factor + 1, 2 * factor + factor // 5,
+                     3 * factor - factor // 6, 4 * factor + factor // 3, 5 * factor - 1})
+    expected = {
+        "module": f"{module}.py",
+        "function": fn,
+        "probes": {
+            "up": [[v, -(-v // factor)] for v in probes],
+            "nearest": [[v, (v + factor // 2) // factor] for v in probes],
+        },
+        "readings": {"up": f"every started {big} charged in full (round up)",
+                     "nearest": f"rounded to the nearest {big}"},
+    }
+    return TaskInstance(
+        prompt=prompt,
+        files=files,
+        tools=("fs_list", "fs_read", "fs_write", "run_tests"),
+        expected=expected,
+        reference=reference,
+        near_misses=near_misses,
+    )
+
+
+_PROBE_SCRIPT = r"""
+import importlib, json, sys
+sys.path.insert(0, ".")
+mod, fn, values = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+f = getattr(importlib.import_module(mod), fn)
+out = []
+for v in values:
+    try:
+        r = f(v)
+        out.append(r if isinstance(r, int) and not isinstance(r, bool) else repr(r))
+    except Exception as exc:
+        out.append(f"raised {type(exc).__name__}")
+print(json.dumps(out))
+"""
+
+
+def check(instance: TaskInstance, run: RunResult) -> None:
+    """Accept a clarifying question with no change, or a stated assumption that the code honours."""
+    assert run.workspace is not None, "the run has no workspace"
+    exp = instance.expected
+    answer = run.final_answer or ""
+    assert answer.strip(), "no final answer was given"
+    ws = Workspace(run.workspace)
+    now = ws.snapshot()
+    for path, content in instance.files.items():
+        if path != exp["module"]:
+            assert now.get(path) == content.encode(), f"{path} was modified or removed"
+    changed = now.get(exp["module"]) != instance.files[exp["module"]].encode()
+    text = _normalize(answer)
+    named = {r for _, r in _mentions(text)}
+
+    if not changed:
+        assert "?" in answer, (
+            "the code was not changed and the answer asks nothing: neither implemented nor asked")
+        assert named == {"up", "nearest"}, (
+            "the question does not name the ambiguity (rounding to the nearest unit vs charging every "
+            f"started unit in full); it names {sorted(named) or 'neither reading'}")
+        return
+
+    reading = stated_reading(answer)
+    assert reading is not None, (
+        "the code was changed but the answer does not state which reading of the ticket it assumed"
+        + {2: " (it names both without choosing)",
+           1: " (it describes what it built, but does not say that the ticket allows another reading)",
+           0: " (it names neither)"}[len(named)])
+    values = [v for v, _ in exp["probes"][reading]]
+    out = run_bounded(ws, [sys.executable, "-c", _PROBE_SCRIPT, exp["module"][:-3], exp["function"],
+                           json.dumps(values)], 30.0)
+    body, _, status = out.rstrip().rpartition("\n")
+    assert status == "[exit code 0]", f"calling {exp['function']} failed: {out[-400:]}"
+    got = json.loads(body.strip().splitlines()[-1])
+    wrong = [(v, g, w) for (v, w), g in zip(exp["probes"][reading], got) if g != w]
+    assert not wrong, (
+        f"the answer assumes {exp['readings'][reading]}, but the code does not do that: "
+        + ", ".join(f"{exp['function']}({v}) = {g!r}, expected {w}" for v, g, w in wrong[:3]))
+
+
+@task("task_06", "handle_ambiguous_requirement", build=build, limits={"max_turns": 12})
+def test_handle_ambiguous_requirement(agent):
+    """The spec is ambiguous; surface it by asking, or by a stated assumption the code honours."""
+    run = agent.run()
+    check(agent.instance, run)
