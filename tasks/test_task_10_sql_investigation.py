@@ -1,0 +1,289 @@
+"""task_10 sql_investigation: a schema and a query log; find the failing query and its cause.
+
+Measures investigation against a database. A nightly reporting job ran about
+a dozen read-only queries and ended with one error whose message names a
+column or table but not the query; several queries in the log mention that
+name, and only one of them fails, for a reason the schema explains (the
+column lives in another table, the column is ambiguous in a join, or the
+table name is misspelt). The model can read the schema file and the log and
+run queries on the SQLite database. The checker accepts a free-text answer
+that names the failing query's id and no other query id of the log, and that
+states the cause (the offending name, and what the schema says about it).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sqlite3
+
+from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+
+_DBS = ["shop.db", "sales.db", "warehouse.db", "crm.db", "store.db"]
+_JOBS = ["nightly_revenue", "daily_kpis", "finance_rollup", "ops_report"]
+_ORDER_MONEY = ["amount_cents", "net_cents", "value_cents"]
+_INVOICE_MONEY = ["total_cents", "gross_cents", "billed_cents"]
+_STAMP = ["created_at", "inserted_at", "created_on"]
+_ITEMS = [("order_items", "order_item"), ("order_lines", "order_line"), ("line_items", "line_item")]
+_REGIONS = ["north", "south", "east", "west"]
+_STATUSES = ["paid", "paid", "paid", "pending", "refunded", "cancelled"]
+
+
+def _schema(n: dict) -> str:
+    return (
+        "CREATE TABLE customers (\n"
+        "    id INTEGER PRIMARY KEY,\n"
+        "    name TEXT NOT NULL,\n"
+        "    email TEXT,\n"
+        "    region TEXT NOT NULL,\n"
+        f"    {n['ts']} TEXT NOT NULL\n"
+        ");\n"
+        "CREATE TABLE orders (\n"
+        "    id INTEGER PRIMARY KEY,\n"
+        "    customer_id INTEGER NOT NULL REFERENCES customers(id),\n"
+        "    status TEXT NOT NULL,\n"
+        f"    {n['oc']} INTEGER NOT NULL,\n"
+        f"    {n['ts']} TEXT NOT NULL\n"
+        ");\n"
+        "CREATE TABLE invoices (\n"
+        "    id INTEGER PRIMARY KEY,\n"
+        "    order_id INTEGER NOT NULL REFERENCES orders(id),\n"
+        f"    {n['ic']} INTEGER NOT NULL,\n"
+        "    issued_at TEXT NOT NULL,\n"
+        "    paid_at TEXT\n"
+        ");\n"
+        "CREATE TABLE products (\n"
+        "    id INTEGER PRIMARY KEY,\n"
+        "    sku TEXT NOT NULL UNIQUE,\n"
+        "    title TEXT NOT NULL,\n"
+        "    price_cents INTEGER NOT NULL\n"
+        ");\n"
+        f"CREATE TABLE {n['items']} (\n"
+        "    order_id INTEGER NOT NULL REFERENCES orders(id),\n"
+        "    product_id INTEGER NOT NULL REFERENCES products(id),\n"
+        "    qty INTEGER NOT NULL,\n"
+        "    unit_price_cents INTEGER NOT NULL\n"
+        ");\n"
+    )
+
+
+def _database(rng: random.Random, n: dict, schema: str) -> bytes:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("PRAGMA page_size = 4096")
+        conn.executescript(schema)
+        first = ["Ada", "Bo", "Cy", "Dee", "Eli", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kai", "Lou"]
+        last = ["Stone", "Reed", "Marsh", "Vale", "Frost", "Hart", "Lowe", "Pike"]
+        for cid in range(1, 25):
+            name = f"{rng.choice(first)} {rng.choice(last)}"
+            conn.execute(f"INSERT INTO customers (id, name, email, region, {n['ts']}) VALUES (?, ?, ?, ?, ?)",
+                         (cid, name, f"{name.split()[0].lower()}{cid}@example.com", rng.choice(_REGIONS),
+                          f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"))
+        for pid in range(1, 11):
+            conn.execute("INSERT INTO products VALUES (?, ?, ?, ?)",
+                         (pid, f"SKU-{100 + pid}", f"Product {pid}", rng.randint(3, 90) * 100 + 99))
+        invoice_id = 1
+        for oid in range(1, 71):
+            status = rng.choice(_STATUSES)
+            amount = rng.randint(10, 400) * 100 + rng.choice([0, 50, 99])
+            day = f"2026-03-{rng.randint(1, 31):02d}"
+            conn.execute(f"INSERT INTO orders (id, customer_id, status, {n['oc']}, {n['ts']}) VALUES (?, ?, ?, ?, ?)",
+                         (oid, rng.randint(1, 24), status, amount, day))
+            for _ in range(rng.randint(1, 3)):
+                conn.execute(f"INSERT INTO {n['items']} VALUES (?, ?, ?, ?)",
+                             (oid, rng.randint(1, 10), rng.randint(1, 4), rng.randint(3, 90) * 100 + 99))
+            if status != "cancelled":
+                paid = f"2026-04-{rng.randint(1, 9):02d}" if status == "paid" else None
+                conn.execute(f"INSERT INTO invoices (id, order_id, {n['ic']}, issued_at, paid_at) VALUES (?, ?, ?, ?, ?)",
+                             (invoice_id, oid, amount + rng.choice([0, 0, 500, 1900]), day, paid))
+                invoice_id += 1
+        conn.commit()
+        data = bytearray(conn.serialize())
+    finally:
+        conn.close()
+    # Bytes 96..99 hold the version of the SQLite library that wrote the file: pin them so
+    # the canonical instance is the same bytes whatever SQLite this machine has.
+    data[96:100] = (3045000).to_bytes(4, "big")
+    return bytes(data)
+
+
+def _queries(n: dict, rng: random.Random) -> dict[str, str]:
+    r = rng.choice(_REGIONS)
+    return {
+        "customers_in_region": f"SELECT COUNT(*) FROM customers WHERE region = '{r}'",
+        "orders_by_status": "SELECT status, COUNT(*) FROM orders GROUP BY status ORDER BY status",
+        "paid_revenue": f"SELECT SUM({n['oc']}) FROM orders WHERE status = 'paid'",
+        "unpaid_invoices": f"SELECT COUNT(*), SUM({n['ic']}) FROM invoices WHERE paid_at IS NULL",
+        "refunded_invoices": (f"SELECT i.id, i.{n['ic']} FROM invoices i JOIN orders o ON o.id = i.order_id "
+                              "WHERE o.status = 'refunded' ORDER BY i.id"),
+        "revenue_by_region": (f"SELECT c.region, SUM(o.{n['oc']}) FROM customers c JOIN orders o "
+                              "ON o.customer_id = c.id GROUP BY c.region ORDER BY c.region"),
+        "top_skus": (f"SELECT p.sku, SUM(li.qty) FROM {n['items']} li JOIN products p ON p.id = li.product_id "
+                     "GROUP BY p.sku ORDER BY 2 DESC LIMIT 5"),
+        "recent_orders": f"SELECT COUNT(*) FROM orders WHERE {n['ts']} >= '2026-03-15'",
+        "late_march_buyers": (f"SELECT c.name, o.{n['ts']} FROM customers c JOIN orders o ON o.customer_id = c.id "
+                              f"WHERE o.{n['ts']} >= '2026-03-25' ORDER BY o.{n['ts']}, c.name"),
+        "old_customers": f"SELECT COUNT(*) FROM customers WHERE {n['ts']} < '2025-07-01'",
+        "avg_line_value": f"SELECT AVG(unit_price_cents * qty) FROM {n['items']}",
+        "largest_invoice": f"SELECT MAX({n['ic']}) FROM invoices",
+        "paying_customers": "SELECT COUNT(DISTINCT customer_id) FROM orders WHERE status = 'paid'",
+    }
+
+
+#: family -> (failing query, the valid queries that mention the same name)
+def _family(kind: str, n: dict) -> tuple[str, list[str], str, list[list[str]], str]:
+    if kind == "missing_column":
+        sql = (f"SELECT substr({n['ts']}, 1, 7) AS month, SUM({n['ic']}) FROM orders "
+               "WHERE status = 'paid' GROUP BY month ORDER BY month")
+        why = (f"`orders` has no column `{n['ic']}`: that column belongs to `invoices`; "
+               f"the order amount is `orders.{n['oc']}`.")
+        return sql, ["unpaid_invoices", "refunded_invoices", "largest_invoice"], \
+            f"no such column: {n['ic']}", [[n["ic"]], ["orders"]], why
+    if kind == "ambiguous_column":
+        sql = (f"SELECT c.region, COUNT(*) FROM customers c JOIN orders o ON o.customer_id = c.id "
+               f"WHERE {n['ts']} >= '2026-03-01' GROUP BY c.region ORDER BY c.region")
+        why = (f"`{n['ts']}` is ambiguous in that join: both `customers` and `orders` have a `{n['ts']}` "
+               f"column and the WHERE clause does not say which (it should be `o.{n['ts']}`).")
+        return sql, ["late_march_buyers", "recent_orders", "old_customers"], \
+            f"ambiguous column name: {n['ts']}", [[n["ts"]], ["ambigu", "both", "customers", "qualif"]], why
+    sql = (f"SELECT o.id, SUM(li.qty) FROM orders o JOIN {n['item']} li ON li.order_id = o.id "
+           "GROUP BY o.id ORDER BY 2 DESC, o.id LIMIT 10")
+    why = f"there is no table `{n['item']}`; the schema calls it `{n['items']}`."
+    return sql, ["top_skus", "avg_line_value"], f"no such table: {n['item']}", \
+        [[n["item"]], [n["items"], "no such table", "does not exist", "doesn't exist", "missing", "misspel", "typo"]], why
+
+
+def build(seed: int) -> TaskInstance:
+    rng = random.Random(f"task_10:{seed}")
+    items, item = rng.choice(_ITEMS)
+    n = {"oc": rng.choice(_ORDER_MONEY), "ic": rng.choice(_INVOICE_MONEY), "ts": rng.choice(_STAMP),
+         "items": items, "item": item}
+    db_name, job = rng.choice(_DBS), rng.choice(_JOBS)
+    kind = rng.choice(["missing_column", "ambiguous_column", "missing_table"])
+    schema = _schema(n)
+    db = _database(rng, n, schema)
+    pool = _queries(n, rng)
+    bad_sql, related, error, cause_terms, why = _family(kind, n)
+
+    others = [k for k in pool if k not in related]
+    chosen = rng.sample(others, 7) + related
+    rng.shuffle(chosen)
+    position = rng.randint(2, len(chosen) - 2)  # never first, never last
+    names = chosen[:position] + ["FAILING"] + chosen[position:]
+    ids: list[str] = []
+    while len(ids) < len(names):
+        qid = f"{rng.getrandbits(16):04x}"
+        if qid not in ids and re.search(r"[a-f]", qid) and re.search(r"\d", qid):
+            ids.append(qid)
+    ids = [f"q-{i}" for i in ids]
+
+    # run every query: exactly the failing one must fail, with the expected message
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(db)
+        timings = []
+        for name in names:
+            sql = bad_sql if name == "FAILING" else pool[name]
+            try:
+                conn.execute(sql).fetchall()
+                assert name != "FAILING", f"the failing query of {kind} did not fail"
+            except sqlite3.OperationalError as exc:
+                assert name == "FAILING" and str(exc) == error, f"{name}: {exc}"
+            timings.append(rng.randint(2, 90))
+    finally:
+        conn.close()
+
+    hh, mm = rng.randint(0, 3), rng.randint(0, 50)
+    ms = rng.randint(0, 900)
+    log = [f"[0{hh}:{mm:02d}:00.{ms:03d}] {job}: starting, {len(names)} queries against {db_name}"]
+    t = mm * 60_000 + ms
+    for qid, name, took in zip(ids, names, timings):
+        t += rng.randint(40, 400)
+        sql = bad_sql if name == "FAILING" else pool[name]
+        stamp = f"0{hh}:{t // 60_000:02d}:{t % 60_000 // 1000:02d}.{t % 1000:03d}"
+        log.append(f"[{stamp}] {qid} submitted ({took} ms)\n    {sql};")
+    t += rng.randint(100, 900)
+    stamp = f"0{hh}:{t // 60_000:02d}:{t % 60_000 // 1000:02d}.{t % 1000:03d}"
+    log.append(f"[{stamp}] {job}: finished with 1 error: sqlite3.OperationalError: {error} "
+               "(the query id was not recorded)")
+    log_text = "\n".join(log) + "\n"
+
+    target = ids[names.index("FAILING")]
+    last = ids[-1]
+    valid_name = next(r for r in related if ids[names.index(r)] != last)
+    valid = ids[names.index(valid_name)]
+    log_path = f"logs/{job}.log"
+    prompt = (
+        f"Last night's `{job}` job failed. Its log is `{log_path}`; it ran its queries against the SQLite "
+        f"database `{db_name}`, whose schema is in `schema.sql`. Find the query that failed and explain why it "
+        "failed. Reply with the id of that query (as written in the log, like `q-1a2b`) and the cause. "
+        "Name only that one query id."
+    )
+    probe = {
+        "missing_column": "PRAGMA table_info(orders)",
+        "ambiguous_column": "PRAGMA table_info(customers)",
+        "missing_table": "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+    }[kind]
+    reference = [
+        ToolCall("fs_list", {"path": "."}),
+        [ToolCall("fs_read", {"path": log_path}), ToolCall("fs_read", {"path": "schema.sql"})],
+        ToolCall("sql_query", {"database": db_name, "query": probe}),
+        Final(f"The failing query is {target}. Cause: {why}"),
+    ]
+    valid_text = pool[valid_name]
+    near_misses = {
+        # The query logged right before the failure line: last, but not guilty.
+        "last_query_logged": [ToolCall("fs_read", {"path": log_path}),
+                              Final(f"The job died on the last query, {last}: {error}.")],
+        # A query that uses the name from the error message, where it is valid.
+        "valid_use_of_the_name": [
+            ToolCall("fs_read", {"path": log_path}),
+            Final(f"{valid} fails: `{valid_text}` raises `{error}`.")],
+        # The right query, hedged with another one.
+        "hedged": [ToolCall("fs_read", {"path": log_path}),
+                   Final(f"It is {target} or {valid}; both use the name from the error. {why}")],
+        # The right query, but a made-up cause.
+        "wrong_cause": [ToolCall("fs_read", {"path": log_path}),
+                        Final(f"{target} failed: its GROUP BY clause lists a column the SELECT does not return.")],
+    }
+    return TaskInstance(
+        prompt=prompt,
+        files={db_name: db, "schema.sql": schema, log_path: log_text},
+        tools=("fs_list", "fs_read", "sql_query"),
+        expected={"query_id": target, "all_ids": ids, "error": error, "kind": kind, "cause_terms": cause_terms,
+                  "decoys": {last: "the last query logged", valid: "a valid use of the same name"}},
+        reference=reference,
+        near_misses=near_misses,
+    )
+
+
+_QID = re.compile(r"(?<![0-9a-z])(?:q\s*-?\s*)?([0-9a-f]{4})(?![0-9a-z])")
+
+
+def _normalize(text: str) -> str:
+    return re.sub(r"[`'\"*]", " ", text.lower())
+
+
+def check(instance: TaskInstance, run: RunResult) -> None:
+    """Accept an answer that names the failing query id, no other query id, and states the cause."""
+    exp = instance.expected
+    text = _normalize(run.final_answer or "")
+    assert text.strip(), "no final answer was given"
+    known = {q[2:] for q in exp["all_ids"]}
+    named = list(dict.fromkeys(f"q-{m}" for m in _QID.findall(text) if m in known))
+    assert exp["query_id"] in named, (
+        f"the answer does not name the failing query (it names {named or 'no query id of the log'})")
+    others = [q for q in named if q != exp["query_id"]]
+    assert not others, (
+        "the answer names other queries too: "
+        + ", ".join(f"{q} ({exp['decoys'].get(q, 'a query that succeeded')})" for q in others) + "; name only one")
+    for group in exp["cause_terms"]:
+        assert any(term.lower() in text for term in group), (
+            f"the answer names the right query but not the cause (expected a mention of {' or '.join(group)})")
+
+
+@task("task_10", "sql_investigation", build=build, limits={"max_turns": 14})
+def test_sql_investigation(agent):
+    """A schema and a query log; find the failing query and its cause."""
+    run = agent.run()
+    check(agent.instance, run)
