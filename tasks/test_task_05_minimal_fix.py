@@ -20,7 +20,7 @@ from pathlib import Path
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
 from pytest_agentic.tools import Workspace, run_bounded
 
-_MODULES = ["stats", "metrics", "figures", "numbers", "calc", "measures"]
+_MODULES = ["stats", "metrics", "figures", "numerics", "calc", "measures"]
 
 _PYTEST_INI = "[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n"
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from pytest_agentic import CANONICAL_SEED, Final, RunResult, TaskInstance, ToolCall, ToolCallLog
 from pytest_agentic.task import TaskSpec
-from pytest_agentic.tools import TOOLS, ToolError, Workspace
+from pytest_agentic.tools import TOOLS, ToolError, Workspace, run_bounded
 
 TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 
@@ -220,3 +220,149 @@ def test_instances_hold_only_text_and_bytes() -> None:
         for path, data in instance.files.items():
             assert isinstance(path, str) and not path.startswith("/") and ".." not in path.split("/")
             assert isinstance(data, (str, bytes))
+
+
+# --------------------------------------------------------------------------- strictness both ways
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+@pytest.mark.parametrize("seed", [CANONICAL_SEED, 1, 2])
+def test_doing_nothing_fails(task_id: str, seed: int) -> None:
+    """A quick fail (a final answer and no tool call) never passes."""
+    instance = load(task_id).build(seed)
+    for answer in ("Done.", "I could not find anything wrong."):
+        assert verdict(task_id, instance, [Final(answer)]) is not None
+
+
+def _written(solution, path: str) -> str:
+    """The content the solution writes to ``path`` last."""
+    content = None
+    for step in solution:
+        for call in [step] if isinstance(step, ToolCall) else ([] if isinstance(step, Final) else step):
+            if call.name == "fs_write" and call.arguments["path"] == path:
+                content = call.arguments["content"]
+    assert content is not None
+    return content
+
+
+_ALT_FIX_01 = {
+    "to_cents": ("    return round(float(amount) * 100)\n",
+                 "    from decimal import Decimal\n\n    return int(Decimal(amount) * 100)\n"),
+    "chunk": ("    return [items[i:i + size] for i in range(0, len(items), size)]\n",
+              "    out = []\n    start = 0\n    while start < len(items):\n"
+              "        out.append(items[start:start + size])\n        start += size\n    return out\n"),
+    "parse_duration": ('    for number, unit in re.findall(r"(\\d+)([hms])", text):\n',
+                       '    for number, unit in re.findall(r"([0-9]+)\\s*([hms])", text):\n'),
+}
+
+_ALT_FIX_05 = {
+    "is_leap_year": ["    return (year % 4 == 0 and year % 100 != 0) or year % 400 == 0\n"],
+    "median": ["    return (xs[mid] + xs[mid - 1]) / 2\n", "    lo, hi = xs[mid - 1], xs[mid]\n    return (lo + hi) / 2\n"],
+    "percent_change": ["    return 100 * (new - old) / old\n"],
+}
+
+
+def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
+    """Other correct solutions, worded or written differently from the reference."""
+    exp = inst.expected
+    ref = list(inst.reference)
+    if task_id == "task_01":
+        fixed = _written(ref, exp["module"])
+        good, alt = _ALT_FIX_01[exp["function"]]
+        return {"other_correct_fix": [ToolCall("fs_write", {"path": exp["module"], "content": fixed.replace(good, alt)}),
+                                      Final("Fixed.")]}
+    if task_id == "task_02":
+        import ast
+
+        code = _written(ref, exp["module"])
+        tree = ast.parse(code)
+        helper = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_report")
+        helper_src = ast.get_source_segment(code, helper) + "\n"
+        split = code.replace(helper_src, "").replace('"""\n', '"""\n\nfrom _reportlib import _report\n', 1)
+        partials = ["from functools import partial\n\n", helper_src, "\n"]
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name != "_report":
+                call = fn.body[-1].value
+                kws = "".join(f", {k.arg}={ast.unparse(k.value)}" for k in call.keywords)
+                partials.append(f"{fn.name} = partial(_report, {ast.unparse(call.args[0])}, "
+                                f"skip_status={ast.unparse(call.args[2])}{kws})\n")
+        return {
+            "helper_in_another_module": [
+                ToolCall("fs_write", {"path": "_reportlib.py", "content": '"""Shared helper."""\n\n\n' + helper_src}),
+                ToolCall("fs_write", {"path": exp["module"], "content": split}), Final("Refactored.")],
+            "partials": [ToolCall("fs_write", {"path": exp["module"], "content": "".join(partials)}),
+                         Final("Refactored with functools.partial.")],
+        }
+    if task_id == "task_03":
+        return {"formatted": [Final(f"**Root cause:** event `ID={exp['event_id'].upper()}` - the reload of "
+                                    f"'{exp['key']}'.")]}
+    if task_id == "task_04":
+        pkg, mod, value = exp["package"], exp["module"], exp["value"]
+        return {
+            "prose": [Final(f"The number comes from the fee() function in {pkg}/shipping/{mod}.py; "
+                            f"it returns {value:,} cents.")],
+            "dotted": [Final(f"{pkg}.shipping.{mod}.fee -> {value}")],
+        }
+    if task_id == "task_05":
+        fixed = _written(ref, exp["module"])
+        original = inst.files[exp["module"]]
+        faulty = original.splitlines(keepends=True)[exp["faulty_line"] - 1]
+        good = fixed.splitlines(keepends=True)[exp["faulty_line"] - 1]
+        out = {}
+        for i, alt in enumerate(_ALT_FIX_05[exp["function"]]):
+            assert faulty in original
+            out[f"alt_{i}"] = [ToolCall("fs_write", {"path": exp["module"],
+                                                     "content": original.replace(faulty, alt)}), Final("Fixed.")]
+        out["lost_final_newline"] = [ToolCall("fs_write", {"path": exp["module"], "content": fixed.rstrip("\n")}),
+                                     Final(f"Fixed the line `{good.strip()}`.")]
+        return out
+    if task_id == "task_06":
+        import re as _re
+
+        module = exp["module"]
+        up = _written(ref, module)
+        nearest = _re.sub(r"return -\(-(\w+) // (\d+)\)", r"return round(\1 / \2)", up)
+        assert nearest != up
+        return {
+            "asks": [ToolCall("fs_read", {"path": "TICKET.md"}),
+                     Final("Before I implement this: the ticket says to round to the nearest unit, but the finance "
+                           "comment says every started unit is charged in full. Which one do you want?")],
+            "assumes_nearest": [ToolCall("fs_write", {"path": module, "content": nearest}),
+                                Final("I assumed the product owner's wording wins: values are rounded to the nearest "
+                                      "unit (not charged per started unit). Tests pass.")],
+        }
+    if task_id == "task_10":
+        cause = " ".join(group[0] for group in exp["cause_terms"])
+        return {"upper_case_id": [Final(f"Query Q-{exp['query_id'][2:].upper()} failed ({cause}).")]}
+    raise AssertionError(task_id)
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+@pytest.mark.parametrize("seed", [CANONICAL_SEED, 3])
+def test_other_correct_solutions_pass(task_id: str, seed: int) -> None:
+    """The checkers judge the outcome, not the reference's wording or code."""
+    instance = load(task_id).build(seed)
+    for name, solution in _alternatives(task_id, instance).items():
+        rejection = verdict(task_id, instance, solution)
+        assert rejection is None, f"{name} was rejected: {rejection}"
+
+
+@pytest.mark.parametrize("seed", [CANONICAL_SEED, 1, 2, 3, 4, 5])
+def test_task_04_expected_value_is_what_the_code_returns(seed: int) -> None:
+    instance = load("task_04").build(seed)
+    call = instance.expected["call"]
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(Path(tmp))
+        ws.populate(instance.files)
+        script = (f"import sys; sys.path.insert(0, '.'); from {instance.expected['package']}.api import checkout; "
+                  f"print(checkout({call['items']!r}, {call['region']!r}, mode={call['mode']!r}))")
+        out = run_bounded(ws, [sys.executable, "-c", script], 30.0)
+    assert out.split("\n")[0].strip() == str(instance.expected["value"]), out
+
+
+@pytest.mark.parametrize("seed", [CANONICAL_SEED, 1, 2])
+def test_task_01_and_05_workspaces_fail_before_the_fix(seed: int) -> None:
+    """The bug is real: the untouched workspace does not pass its own check."""
+    for task_id in ("task_01", "task_05"):
+        instance = load(task_id).build(seed)
+        assert verdict(task_id, instance, [ToolCall("fs_list", {"path": "."}), Final("Fixed.")]) is not None
