@@ -70,7 +70,7 @@ class ToolRunner:
             ok, result = False, f"ERROR: {self.faults[name].pop(0)}"
         else:
             try:
-                ok, result = True, self.tools[name].fn(self.workspace, args or {})
+                ok, result = True, self.tools[name].call(self.workspace, args or {})
             except ToolError as exc:
                 ok, result = False, f"ERROR: {exc}"
         key = (name, _canonical(args, raw), result)
@@ -116,6 +116,7 @@ def run_agent(
                                  metadata=metadata, limits=limits, retry_budget=retry_budget)
         except InfraError as exc:
             result.infra_error = str(exc)
+            result.retries += exc.retries
             result.stop_reason = "infra_error"
             break
         result.turns = turn

@@ -16,6 +16,10 @@ from .models import ModelEntry
 class InfraError(Exception):
     """The model call failed for a reason that is the endpoint's, not the model's."""
 
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
+
 
 def litellm_module() -> Any:
     """Import litellm the way the harness needs it: no network at import, quiet."""
@@ -96,19 +100,19 @@ def call_model(
         try:
             response = litellm.completion(**kwargs)
         except never as exc:
-            raise InfraError(_describe(exc)) from exc
+            raise InfraError(_describe(exc), retries) from exc
         except transient as exc:
             if retries >= limits.max_retries:
-                raise InfraError(f"{_describe(exc)} (gave up after {retries} retries)") from exc
+                raise InfraError(f"{_describe(exc)} (gave up after {retries} retries)", retries) from exc
             delay = backoff_delay(retries)
             if delay > retry_budget[0]:
-                raise InfraError(f"{_describe(exc)} (retry wait budget of {limits.max_retry_wait_s:g}s spent)") from exc
+                raise InfraError(f"{_describe(exc)} (retry wait budget of {limits.max_retry_wait_s:g}s spent)", retries) from exc
             retry_budget[0] -= delay
             retries += 1
             sleep(delay)
             continue
         except litellm.APIError as exc:
-            raise InfraError(_describe(exc)) from exc
+            raise InfraError(_describe(exc), retries) from exc
         latency = time.monotonic() - start
         return CallOutcome(response=response, latency_s=latency, retries=retries, cost_usd=_cost(entry, response))
 
