@@ -43,6 +43,13 @@ class Tool:
     parameters: Mapping[str, Any]
     fn: Callable[[Workspace, Mapping[str, Any]], str]
 
+    def call(self, workspace: Workspace, args: Mapping[str, Any]) -> str:
+        """Run the tool; an OS-level failure (name too long, not permitted, ...) is a tool error too."""
+        try:
+            return self.fn(workspace, args)
+        except OSError as exc:
+            raise ToolError(f"{self.name} failed: {exc.strerror or exc}") from None
+
     def schema(self) -> dict[str, Any]:
         """The OpenAI-style tool schema offered to the model."""
         return {

@@ -1,0 +1,134 @@
+"""The campaign: the controller gathers run records and writes the campaign folder."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__, tables
+from .records import RunRecord
+from .session import AgenticSession
+from .summary import consistency_markdown, markdown_table, summary_markdown
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _sort_key(record: RunRecord) -> tuple[Any, ...]:
+    return (record["model"], record["task"], record["run"])
+
+
+class Campaign:
+    """Written by the controller only; created on the first run record."""
+
+    def __init__(self, session: AgenticSession) -> None:
+        self.session = session
+        self.started_at = _now()
+        self.finished_at: str | None = None
+        self.records: list[RunRecord] = []
+        self.path: Path | None = None
+        self.complete = False
+
+    # -- gathering ------------------------------------------------------------
+    def add(self, record: RunRecord, transcript: dict[str, Any]) -> None:
+        if self.path is None:
+            self.path = self._new_folder()
+            self.write_manifest()
+        self.records.append(record)
+        target = self.path / record["transcript"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(transcript, indent=1, default=str), encoding="utf-8")
+        # Written as soon as the run ends, so an interrupted session keeps it.
+        with (self.path / "runs.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, sort_keys=True) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def _new_folder(self) -> Path:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        models = "+".join(e.name for e in self.session.selected_models())[:80]
+        base = f"{stamp}-{models}"
+        self.session.out_dir.mkdir(parents=True, exist_ok=True)
+        for n in range(1, 1000):
+            candidate = self.session.out_dir / (base if n == 1 else f"{base}-{n}")
+            try:
+                candidate.mkdir()
+                return candidate
+            except FileExistsError:
+                continue
+        raise RuntimeError(f"cannot create a campaign folder under {self.session.out_dir}")
+
+    # -- writing --------------------------------------------------------------
+    def manifest(self) -> dict[str, Any]:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            litellm_version = version("litellm")
+        except PackageNotFoundError:
+            litellm_version = None
+        tasks: dict[str, Any] = {}
+        for r in sorted(self.records, key=_sort_key):
+            tasks.setdefault(r["task"], {"name": r["task_name"], "seed": r["seed"],
+                                         "content_hash": r.get("task_hash")})
+        assert self.path is not None
+        return {
+            "campaign_id": self.path.name,
+            "benchmark": "agentic-core-v1",
+            "harness_version": __version__,
+            "litellm_version": litellm_version,
+            **self.session.describe(),
+            "tasks": tasks,
+            "command_line": [Path(sys.argv[0]).name, *sys.argv[1:]],
+            "invocation_params": list(self.session.config.invocation_params.args),
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "complete": self.complete,
+            "runs_recorded": len(self.records),
+            "machine": {"os": platform.platform(), "python": platform.python_version(),
+                        "processor": platform.machine()},
+        }
+
+    def write_manifest(self) -> None:
+        assert self.path is not None
+        tmp = self.path / "campaign.json.tmp"
+        tmp.write_text(json.dumps(self.manifest(), indent=2, sort_keys=True, default=str), encoding="utf-8")
+        tmp.replace(self.path / "campaign.json")
+
+    def finish(self, complete: bool) -> None:
+        if self.path is None:
+            return
+        self.finished_at = _now()
+        self.complete = complete
+        records = sorted(self.records, key=_sort_key)
+        # Rewritten in a stable order, so plain and xdist sessions give the same file.
+        with (self.path / "runs.jsonl").open("w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps(r, sort_keys=True) + "\n")
+        max_k = max((self.session.runs, 1))
+        self._csv("pass_rate_by_task.csv", tables.pass_rate_by_task(records, max_k))
+        self._csv("failure_mode_histogram.csv", tables.failure_mode_histogram(records))
+        self._csv("tool_calls_by_task.csv", tables.tool_calls_by_task(records))
+        self._csv("cost_breakdown.csv", tables.cost_breakdown(records))
+        (self.path / "cross_task_consistency.md").write_text(consistency_markdown(records), encoding="utf-8")
+        (self.path / "summary.md").write_text(summary_markdown(self, records), encoding="utf-8")
+        self.write_manifest()
+
+    def _csv(self, name: str, rows: list[dict[str, Any]]) -> None:
+        assert self.path is not None
+        with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
+            if not rows:
+                return
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: "" if v is None else v for k, v in row.items()})
+
+
+__all__ = ["Campaign", "markdown_table"]

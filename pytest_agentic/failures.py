@@ -1,0 +1,43 @@
+"""The failure classifier: one primary mode per failed run, tags for every run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .records import FailureMode, RunResult
+
+#: Modes in precedence order; the first that applies is the run's mode.
+PRECEDENCE = tuple(FailureMode)
+
+
+def classify(result: RunResult, passed: bool) -> FailureMode | None:
+    """The primary failure mode of a run, or None when it passed.
+
+    Precedence: the endpoint's faults first (never the model's), then calls to
+    tools that do not exist or do not fit, then repeated calls that made no
+    progress, then runs that ended without a final answer; a run that gave an
+    answer the checker rejected is ``wrong_answer``.
+    """
+    if passed:
+        return None
+    if result.infra_error is not None or result.stop_reason == "not_started":
+        return FailureMode.INFRA_ERROR
+    if result.hallucinated_calls:
+        return FailureMode.TOOL_CALL_HALLUCINATED
+    if result.redundant_calls:
+        return FailureMode.TOOL_CALL_REDUNDANCY
+    if result.final_answer is None:
+        return FailureMode.GAVE_UP_MID_PLAN
+    return FailureMode.WRONG_ANSWER
+
+
+def tags(result: RunResult) -> dict[str, Any]:
+    """Secondary tags, kept for every run whether it passed or not."""
+    return {
+        "hallucinated_calls": result.hallucinated_calls,
+        "redundant_calls": result.redundant_calls,
+        "tool_errors": sum(1 for c in result.tool_calls if not c["ok"]),
+        "quick_fail": result.final_answer is not None and not result.tool_calls,
+        "retries": result.retries,
+        "stop_reason": result.stop_reason,
+    }

@@ -1,0 +1,133 @@
+"""The one place that calls litellm: lazy import, retries on transient faults, cost."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .limits import Limits
+from .models import ModelEntry
+
+
+class InfraError(Exception):
+    """The model call failed for a reason that is the endpoint's, not the model's."""
+
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
+
+
+def litellm_module() -> Any:
+    """Import litellm the way the harness needs it: no network at import, quiet."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    from . import scripted
+
+    scripted.ensure_installed()
+    return litellm
+
+
+def _transient(litellm: Any) -> tuple[type[BaseException], ...]:
+    return (
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.BadGatewayError,
+        litellm.APIConnectionError,
+        litellm.Timeout,
+    )
+
+
+def _deterministic(litellm: Any) -> tuple[type[BaseException], ...]:
+    # Subclasses of the transient ones that retrying cannot fix.
+    return (litellm.ContextWindowExceededError, litellm.AuthenticationError, litellm.BadRequestError,
+            litellm.NotFoundError, litellm.PermissionDeniedError)
+
+
+@dataclass
+class CallOutcome:
+    response: Any
+    latency_s: float
+    retries: int
+    cost_usd: float | None
+
+
+def backoff_delay(attempt: int, *, base: float = 1.0, cap: float = 30.0, rng: random.Random | None = None) -> float:
+    """Capped exponential backoff with full jitter, for retry ``attempt`` (0-based)."""
+    rng = rng or random
+    return rng.uniform(0, min(cap, base * (2**attempt)))
+
+
+def call_model(
+    entry: ModelEntry,
+    *,
+    api_base: str | None,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    metadata: Mapping[str, Any],
+    limits: Limits,
+    retry_budget: list[float],
+    sleep: Callable[[float], None] = time.sleep,
+) -> CallOutcome:
+    """One completion, retried on transient faults within the run's retry budget.
+
+    ``retry_budget`` is ``[seconds_left]`` shared by the run's calls, so one
+    run cannot wait longer than ``limits.max_retry_wait_s`` in all.
+    """
+    litellm = litellm_module()
+    kwargs: dict[str, Any] = dict(entry.params)
+    kwargs.update(model=entry.model, messages=messages, metadata=dict(metadata), timeout=limits.request_timeout_s)
+    if tools:
+        kwargs["tools"] = tools
+    if api_base:
+        kwargs["api_base"] = api_base
+    if entry.api_key_env:
+        kwargs["api_key"] = os.environ.get(entry.api_key_env, "")
+    elif api_base and entry.model.startswith("openai/"):
+        kwargs["api_key"] = "local-no-key"
+    transient = _transient(litellm)
+    never = _deterministic(litellm)
+    retries = 0
+    while True:
+        start = time.monotonic()
+        try:
+            response = litellm.completion(**kwargs)
+        except never as exc:
+            raise InfraError(_describe(exc), retries) from exc
+        except transient as exc:
+            if retries >= limits.max_retries:
+                raise InfraError(f"{_describe(exc)} (gave up after {retries} retries)", retries) from exc
+            delay = backoff_delay(retries)
+            if delay > retry_budget[0]:
+                raise InfraError(f"{_describe(exc)} (retry wait budget of {limits.max_retry_wait_s:g}s spent)", retries) from exc
+            retry_budget[0] -= delay
+            retries += 1
+            sleep(delay)
+            continue
+        except litellm.APIError as exc:
+            raise InfraError(_describe(exc), retries) from exc
+        latency = time.monotonic() - start
+        return CallOutcome(response=response, latency_s=latency, retries=retries, cost_usd=_cost(entry, response))
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+def _cost(entry: ModelEntry, response: Any) -> float | None:
+    usage = getattr(response, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    completion = getattr(usage, "completion_tokens", 0) or 0
+    if entry.price is not None:
+        return prompt * entry.price["input_per_token"] + completion * entry.price["output_per_token"]
+    hidden = getattr(response, "_hidden_params", {}) or {}
+    cost = hidden.get("response_cost")
+    return float(cost) if cost is not None else None

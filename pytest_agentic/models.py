@@ -1,0 +1,187 @@
+"""The model registry: ``models.yaml`` entries, validated, with their call parameters."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .limits import Limits
+
+#: Keys an entry may have; anything else is a typo and is refused.
+ENTRY_KEYS = {
+    "model": "the litellm model string, e.g. 'openrouter/qwen/qwen3-coder-30b-a3b-instruct'",
+    "description": "free text",
+    "params": "call parameters passed to litellm.completion (temperature, max_tokens, extra_body, ...)",
+    "price": "per-token prices in dollars: input_per_token, output_per_token",
+    "api_base": "the endpoint URL",
+    "api_base_env": "name of the environment variable holding the endpoint URL",
+    "api_key_env": "name of the environment variable holding the API key",
+    "required_env": "names of environment variables the provider needs (e.g. AWS credentials)",
+    "limits": "per-run limits overriding the task's (max_turns, max_seconds, ...)",
+    "server": "a local server the plugin starts: kind llama.cpp or vllm",
+}
+PRICE_KEYS = ("input_per_token", "output_per_token")
+#: Parameters the harness sets itself; an entry may not override them.
+RESERVED_PARAMS = {"model", "messages", "tools", "api_key", "api_base", "metadata", "stream"}
+
+
+class ModelsFileError(ValueError):
+    """A models file that cannot be used; the message names file, entry and key."""
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    model: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    price: Mapping[str, float] | None = None
+    api_base: str | None = None
+    api_base_env: str | None = None
+    api_key_env: str | None = None
+    required_env: tuple[str, ...] = ()
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    server: Mapping[str, Any] | None = None
+    description: str = ""
+
+    @property
+    def scripted(self) -> bool:
+        return self.model.startswith("agentic-scripted/")
+
+    def missing_env(self) -> list[str]:
+        names = [*self.required_env]
+        if self.api_key_env:
+            names.append(self.api_key_env)
+        if self.api_base_env:
+            names.append(self.api_base_env)
+        return [n for n in names if not os.environ.get(n)]
+
+    def public(self) -> dict[str, Any]:
+        """The entry as recorded in campaign.json: parameters and env *names*, never values."""
+        return {
+            "name": self.name,
+            "model": self.model,
+            "params": dict(self.params),
+            "price": dict(self.price) if self.price is not None else None,
+            "api_base": self.api_base,
+            "api_base_env": self.api_base_env,
+            "api_key_env": self.api_key_env,
+            "required_env": list(self.required_env),
+            "limits": dict(self.limits),
+            "server": dict(self.server) if self.server is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class Registry:
+    path: Path
+    entries: Mapping[str, ModelEntry]
+    default: tuple[str, ...]
+
+    def select(self, names: list[str]) -> list[ModelEntry]:
+        """The entries for ``--model`` values (``all`` = every entry; none = the default)."""
+        if not names:
+            names = list(self.default)
+        if "all" in names:
+            return [e for e in self.entries.values() if not e.scripted]
+        chosen: list[ModelEntry] = []
+        for name in names:
+            if name not in self.entries:
+                raise ModelsFileError(
+                    f"--model {name!r}: no such entry in {self.path}; known: {', '.join(self.entries)}"
+                )
+            if self.entries[name] not in chosen:
+                chosen.append(self.entries[name])
+        return chosen
+
+
+def load_registry(path: Path) -> Registry:
+    import yaml
+
+    if not path.is_file():
+        raise ModelsFileError(f"{path}: models file not found (pass --models-file PATH)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ModelsFileError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise ModelsFileError(f"{path}: expected a mapping with a 'models' mapping at the top")
+    unknown_top = set(data) - {"models", "default"}
+    if unknown_top:
+        raise ModelsFileError(f"{path}: unknown top-level key(s) {sorted(unknown_top)}; expected 'models', 'default'")
+    entries = {name: _entry(path, str(name), raw) for name, raw in data["models"].items()}
+    default = data.get("default", [])
+    if isinstance(default, str):
+        default = [default]
+    if not isinstance(default, list) or not all(isinstance(d, str) for d in default):
+        raise ModelsFileError(f"{path}: key 'default' must be a model name or a list of names")
+    for name in default:
+        if name not in entries:
+            raise ModelsFileError(f"{path}: key 'default' names {name!r}, which is not an entry")
+    return Registry(path=path, entries=entries, default=tuple(default))
+
+
+def _entry(path: Path, name: str, raw: Any) -> ModelEntry:
+    where = f"{path}: entry {name!r}"
+    if not isinstance(raw, dict):
+        raise ModelsFileError(f"{where}: expected a mapping of keys, got {type(raw).__name__}")
+    for key in raw:
+        if key not in ENTRY_KEYS:
+            raise ModelsFileError(f"{where}: unknown key {key!r}; known keys: {', '.join(ENTRY_KEYS)}")
+    model = raw.get("model")
+    if not isinstance(model, str) or "/" not in model:
+        raise ModelsFileError(f"{where}: key 'model' must be a litellm model string like 'provider/name', got {model!r}")
+    params = _mapping(where, raw, "params")
+    reserved = RESERVED_PARAMS & set(params)
+    if reserved:
+        raise ModelsFileError(f"{where}: key 'params' may not set {sorted(reserved)}; the harness sets these")
+    price = raw.get("price")
+    if price is not None:
+        price = _mapping(where, raw, "price")
+        for key in price:
+            if key not in PRICE_KEYS:
+                raise ModelsFileError(f"{where}: key 'price.{key}' is unknown; use {', '.join(PRICE_KEYS)}")
+        for key in PRICE_KEYS:
+            value = price.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ModelsFileError(f"{where}: key 'price.{key}' must be a non-negative number, got {value!r}")
+    for key in ("api_base", "api_base_env", "api_key_env", "description"):
+        if key in raw and not isinstance(raw[key], str):
+            raise ModelsFileError(f"{where}: key {key!r} must be a string, got {raw[key]!r}")
+    required_env = raw.get("required_env", [])
+    if not isinstance(required_env, list) or not all(isinstance(v, str) for v in required_env):
+        raise ModelsFileError(f"{where}: key 'required_env' must be a list of variable names")
+    limits = _mapping(where, raw, "limits")
+    try:
+        Limits().merged(limits, f"{where}: key 'limits'")
+    except ValueError as exc:
+        raise ModelsFileError(str(exc)) from None
+    server = raw.get("server")
+    if server is not None:
+        server = _mapping(where, raw, "server")
+        if server.get("kind") not in ("llama.cpp", "vllm"):
+            raise ModelsFileError(f"{where}: key 'server.kind' must be 'llama.cpp' or 'vllm', got {server.get('kind')!r}")
+    return ModelEntry(
+        name=name,
+        model=model,
+        params=params,
+        price={k: float(v) for k, v in price.items()} if price is not None else None,
+        api_base=raw.get("api_base"),
+        api_base_env=raw.get("api_base_env"),
+        api_key_env=raw.get("api_key_env"),
+        required_env=tuple(required_env),
+        limits=limits,
+        server=server,
+        description=raw.get("description", ""),
+    )
+
+
+def _mapping(where: str, raw: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = raw.get(key, {})
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise ModelsFileError(f"{where}: key {key!r} must be a mapping, got {type(value).__name__}")
+    return dict(value)

@@ -1,0 +1,107 @@
+"""Turn a finished agent test into its run record and transcript (plain primitives)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from .failures import classify, tags
+from .fixture import CONTEXT_KEY, RESULT_KEY
+from .records import FailureMode, RunRecord, RunResult
+
+#: Attribute names under which the record and transcript ride on the call report.
+RECORD_ATTR = "agentic_record"
+TRANSCRIPT_ATTR = "agentic_transcript"
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def transcript_path(model: str, task: str, run: int) -> str:
+    return f"transcripts/{safe_name(model)}/{safe_name(task)}-run{run}.json"
+
+
+def _reason(report: pytest.TestReport) -> str | None:
+    if report.passed:
+        return None
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    return text.strip().splitlines()[0][:500] if text and text.strip() else None
+
+
+def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict[str, Any]] | None:
+    """The record and transcript of an agent test's report, or None for other tests."""
+    agent = item.stash.get(CONTEXT_KEY, None)
+    if agent is None:
+        return None
+    result = item.stash.get(RESULT_KEY, None)
+    passed = report.passed
+    if result is None:
+        # The test failed before the agent ran: nothing the model did, recorded all the same.
+        result = RunResult(stop_reason="not_started", workspace=agent.workspace.root)
+        result.infra_error = f"the run did not start: {_reason(report)}"
+        passed = False
+    mode = classify(result, passed)
+    run_tags = tags(result)
+    reason = _reason(report)
+    if mode is FailureMode.WRONG_ANSWER and report.longrepr is not None:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        if crash is not None and not crash.message.startswith(("AssertionError", "assert", "Failed")):
+            # The checker raised something else than a rejection: flag it, it may be a harness bug.
+            run_tags["checker_error"] = crash.message.splitlines()[0][:200]
+    record = RunRecord(
+        task=agent.spec.id,
+        task_name=agent.spec.name,
+        model=agent.case.model,
+        run=agent.case.run,
+        seed=agent.session.seed,
+        nodeid=item.nodeid,
+        passed=passed,
+        failure_mode=mode.value if mode else None,
+        tags=run_tags,
+        tool_calls=len(result.tool_calls),
+        turns=result.turns,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        cost_usd=result.cost_usd,
+        latency_s=round(result.latency_s, 4),
+        stop_reason=result.stop_reason,
+        infra_cause=result.infra_error,
+        reason=reason,
+        transcript=transcript_path(agent.case.model, agent.spec.id, agent.case.run),
+    )
+    record["task_hash"] = agent.instance.content_hash()  # type: ignore[typeddict-unknown-key]
+    transcript = {
+        "task": agent.spec.id,
+        "model": agent.case.model,
+        "litellm_model": agent.entry.model,
+        "run": agent.case.run,
+        "seed": agent.session.seed,
+        "nodeid": item.nodeid,
+        "messages": result.messages,
+        "tool_calls": [dict(c) for c in result.tool_calls],
+        "final_answer": result.final_answer,
+        "stop_reason": result.stop_reason,
+        "passed": passed,
+        "failure_mode": record["failure_mode"],
+        "reason": reason,
+    }
+    return record, transcript
+
+
+def junit_properties(record: RunRecord) -> list[tuple[str, Any]]:
+    return [
+        ("agentic_task", record["task"]),
+        ("agentic_model", record["model"]),
+        ("agentic_run", record["run"]),
+        ("agentic_passed", record["passed"]),
+        ("agentic_failure_mode", record["failure_mode"] or ""),
+        ("agentic_tags", ",".join(f"{k}={v}" for k, v in sorted(record["tags"].items()))),
+        ("agentic_prompt_tokens", record["prompt_tokens"]),
+        ("agentic_completion_tokens", record["completion_tokens"]),
+        ("agentic_cost_usd", "" if record["cost_usd"] is None else f"{record['cost_usd']:.8f}"),
+        ("agentic_tool_calls", record["tool_calls"]),
+    ]

@@ -1,0 +1,73 @@
+"""pytest hooks of pytest-agentic; each delegates to the module that owns the concept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from . import markers, modecache, options, outcome
+from .controller import Controller
+from .fixture import Agent, make_agent
+from .session import SESSION_KEY, AgenticSession, Case
+from .task import task_spec_of
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    markers.register(config)
+    session = AgenticSession(config)
+    config.stash[SESSION_KEY] = session
+    if not session.is_worker:
+        config.pluginmanager.register(Controller(session), "agentic-controller")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "agentic_case" not in metafunc.fixturenames:
+        return
+    if task_spec_of(metafunc.definition) is None:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid}: uses the 'agent' fixture but is not declared with "
+            "@pytest_agentic.task(...)"
+        )
+    cases = metafunc.config.stash[SESSION_KEY].cases()
+    metafunc.parametrize("agentic_case", cases, ids=[f"{c.model}-run{c.run}" for c in cases])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # tryfirst: markers must be in place before -m deselects.
+    for item in items:
+        spec = task_spec_of(item)
+        if spec is not None:
+            markers.ensure(config, spec.id, f"agent task {spec.name}")
+            item.add_marker(spec.id)
+    modecache.mark_items(config, items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    report = yield
+    if report.when == "call":
+        built = outcome.build(item, report)
+        if built is not None:
+            record, transcript = built
+            setattr(report, outcome.RECORD_ATTR, record)
+            setattr(report, outcome.TRANSCRIPT_ATTR, transcript)
+            item.user_properties.extend(outcome.junit_properties(record))
+    return report
+
+
+@pytest.fixture
+def agentic_case() -> Case:
+    """The (model, run) of an agent test; set by the plugin's parametrization."""
+    raise pytest.UsageError("agentic_case is set by the plugin for tests declared with @pytest_agentic.task")
+
+
+@pytest.fixture
+def agent(request: pytest.FixtureRequest, agentic_case: Case, tmp_path: Path) -> Agent:
+    """Runs the model on this task, in a fresh workspace; see :class:`pytest_agentic.fixture.Agent`."""
+    return make_agent(request, agentic_case, tmp_path)

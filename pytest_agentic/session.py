@@ -1,0 +1,109 @@
+"""Session state shared by the hooks and the fixture, in every process."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import options
+from .models import ModelEntry, ModelsFileError, Registry, load_registry
+from .task import CANONICAL_SEED, TaskInstance, TaskSpec
+
+SESSION_KEY = pytest.StashKey["AgenticSession"]()
+
+
+@dataclass(frozen=True)
+class Case:
+    """One (model, run) of a task: the parameter of an agent test."""
+
+    model: str
+    run: int
+
+
+class AgenticSession:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.is_worker = hasattr(config, "workerinput")
+        self.model_names: list[str] = options.option(config, options.MODEL)
+        runs = options.option(config, options.RUNS)
+        if runs is None:
+            ini = config.getini("agentic_runs")
+            try:
+                runs = int(ini)
+            except ValueError:
+                raise pytest.UsageError(f"ini option agentic_runs: expected a whole number, got {ini!r}") from None
+        self.runs: int = runs
+        seed = options.option(config, options.SEED)
+        self.seed: int = CANONICAL_SEED if seed is None else seed
+        models_file = options.option(config, options.MODELS_FILE)
+        self.models_path = Path(models_file) if models_file else config.rootpath / "models.yaml"
+        out = options.option(config, options.OUT)
+        self.out_dir = Path(out) if out else config.rootpath / "agentic-results"
+        self._registry: Registry | None = None
+        self._selected: list[ModelEntry] | None = None
+        self._instances: dict[tuple[str, int], TaskInstance] = {}
+        #: Endpoint per model entry, for entries served by a local server.
+        self.api_bases: dict[str, str] = dict(getattr(config, "workerinput", {}).get("agentic_api_bases", {}))
+
+    # -- models -------------------------------------------------------------
+    @property
+    def registry(self) -> Registry:
+        if self._registry is None:
+            try:
+                self._registry = load_registry(self.models_path)
+            except ModelsFileError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        return self._registry
+
+    def selected_models(self) -> list[ModelEntry]:
+        if self._selected is None:
+            try:
+                self._selected = self.registry.select(self.model_names)
+            except ModelsFileError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            if not self._selected:
+                raise pytest.UsageError(f"{self.models_path}: no model selected (pass --model NAME)")
+        return self._selected
+
+    def entry(self, name: str) -> ModelEntry:
+        return self.registry.entries[name]
+
+    def api_base(self, entry: ModelEntry) -> str | None:
+        if entry.name in self.api_bases:
+            return self.api_bases[entry.name]
+        if entry.api_base_env:
+            return os.environ.get(entry.api_base_env) or None
+        return entry.api_base
+
+    def check_environment(self) -> None:
+        """Fail once, before any run, when a selected model lacks its credentials."""
+        problems = []
+        for entry in self.selected_models():
+            missing = entry.missing_env()
+            if missing:
+                problems.append(f"model {entry.name!r} ({self.models_path}) needs environment variable(s) "
+                                f"{', '.join(missing)}, which are not set")
+        if problems:
+            raise pytest.UsageError("\n".join(problems))
+
+    # -- tasks --------------------------------------------------------------
+    def cases(self) -> list[Case]:
+        return [Case(e.name, run) for e in self.selected_models() for run in range(1, self.runs + 1)]
+
+    def instance(self, spec: TaskSpec) -> TaskInstance:
+        key = (spec.id, self.seed)
+        if key not in self._instances:
+            self._instances[key] = spec.build(self.seed)
+        return self._instances[key]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "models_file": str(self.models_path),
+            "models": [e.public() for e in self.selected_models()],
+            "runs": self.runs,
+            "seed": self.seed,
+        }

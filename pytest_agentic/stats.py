@@ -1,0 +1,31 @@
+"""Uncertainty of pass rates: intervals, pass@k and pass^k."""
+
+from __future__ import annotations
+
+from math import comb
+
+
+def wilson_interval(passed: int, runs: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a pass rate (scipy's implementation)."""
+    if runs == 0:
+        return (0.0, 1.0)
+    from scipy.stats import binomtest
+
+    ci = binomtest(passed, runs).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def pass_at_k(runs: int, passed: int, k: int) -> float:
+    """Chance that at least one of k runs drawn from these passes (unbiased estimator)."""
+    if k > runs:
+        raise ValueError(f"k={k} is more than the {runs} runs")
+    if runs - passed < k:
+        return 1.0
+    return 1.0 - comb(runs - passed, k) / comb(runs, k)
+
+
+def pass_hat_k(runs: int, passed: int, k: int) -> float:
+    """Chance that all k runs drawn from these pass (pass^k, consistency)."""
+    if k > runs:
+        raise ValueError(f"k={k} is more than the {runs} runs")
+    return comb(passed, k) / comb(runs, k)

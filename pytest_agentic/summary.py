@@ -1,0 +1,95 @@
+"""Human-readable summaries: summary.md, cross_task_consistency.md, the terminal table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import tables
+from .records import RunRecord
+
+if TYPE_CHECKING:
+    from .campaign import Campaign
+
+
+def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+    from tabulate import tabulate
+
+    if not rows:
+        return "_(no runs)_\n"
+    columns = list(columns or rows[0])
+    body = [["" if row.get(c) is None else row.get(c) for c in columns] for row in rows]
+    return tabulate(body, headers=columns, tablefmt="github", disable_numparse=True) + "\n"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def score_rows(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]:
+    """One row per model and task (and an overall row per model), for people to read."""
+    rows = []
+    for r in tables.pass_rate_by_task(records, max_k):
+        rows.append({
+            "model": r["model"],
+            "task": r["task"] if r["task"] == "ALL" else f"{r['task']} {r['name']}",
+            "score": f"{r['passed']}/{r['judged']}",
+            "pass rate": _pct(r["pass_rate"]),
+            "95% CI": "-" if r["pass_rate"] is None else f"{_pct(r['ci95_low'])}-{_pct(r['ci95_high'])}",
+            f"pass^{max_k}": "-" if r.get(f"pass^{max_k}") is None else f"{r[f'pass^{max_k}']:.2f}",
+            "infra": r["infra_errors"],
+        })
+    return rows
+
+
+def cost_rows(records: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    rows = []
+    for r in tables.cost_breakdown(records):
+        rows.append({
+            "model": r["model"], "score": f"{r['passed']}/{r['runs']}",
+            "tokens in/out": f"{r['prompt_tokens']}/{r['completion_tokens']}",
+            "total cost": "unknown" if r["total_cost_usd"] is None else f"${r['total_cost_usd']:.6f}",
+            "$/pass": "-" if r["cost_per_pass_usd"] is None else f"${r['cost_per_pass_usd']:.6f}",
+        })
+    return rows
+
+
+def mode_rows(records: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    return [r for r in tables.failure_mode_histogram(records) if r["count"]]
+
+
+def consistency_markdown(records: Sequence[RunRecord]) -> str:
+    rows = tables.consistency(records)
+    parts = ["# Cross-task consistency\n",
+             "A task is *solid* when every judged run passed, *dead* when none did, *flaky* when the runs "
+             "disagree. Runs lost to infra errors are not judged.\n"]
+    for verdict in ("solid", "flaky", "dead", "no data"):
+        chosen = [r for r in rows if r["verdict"] == verdict]
+        if chosen:
+            parts.append(f"\n## {verdict} ({len(chosen)})\n\n")
+            parts.append(markdown_table(chosen, ["model", "task", "score", "failed_runs"]))
+    return "".join(parts)
+
+
+def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
+    max_k = max(campaign.session.runs, 1)
+    status = "complete" if campaign.complete else "INCOMPLETE (the session was interrupted or failed early)"
+    assert campaign.path is not None
+    parts = [
+        f"# Campaign {campaign.path.name}\n\n",
+        f"- benchmark: agentic-core-v1, seed {campaign.session.seed}, {campaign.session.runs} runs per task\n",
+        f"- status: {status}; {len(records)} runs recorded\n",
+        f"- started {campaign.started_at}, finished {campaign.finished_at}\n",
+        "\n## Pass rate (95% Wilson interval; infra errors not judged)\n\n",
+        markdown_table(score_rows(records, max_k)),
+        "\n## Failure modes\n\n",
+        markdown_table(mode_rows(records)) if mode_rows(records) else "No failed runs.\n",
+        "\n## Cost\n\n",
+        markdown_table(cost_rows(records)),
+    ]
+    infra = [r for r in records if r["failure_mode"] == "infra_error"]
+    if infra:
+        parts.append(f"\n## Infra errors ({len(infra)}, not counted against the model)\n\n")
+        parts.append(markdown_table([{"model": r["model"], "task": r["task"], "run": r["run"],
+                                      "cause": r["infra_cause"]} for r in infra]))
+    return "".join(parts)

@@ -1,0 +1,121 @@
+"""The campaign's tables, computed from run records (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .records import FailureMode, RunRecord
+from .stats import pass_at_k, pass_hat_k, wilson_interval
+
+Row = dict[str, Any]
+
+
+def _group(records: Iterable[RunRecord], *keys: str) -> dict[tuple[Any, ...], list[RunRecord]]:
+    groups: dict[tuple[Any, ...], list[RunRecord]] = defaultdict(list)
+    for r in records:
+        groups[tuple(r[k] for k in keys)].append(r)  # type: ignore[literal-required]
+    return dict(sorted(groups.items()))
+
+
+def _judged(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """Runs that say something about the model: infra errors are kept apart."""
+    return [r for r in runs if r["failure_mode"] != FailureMode.INFRA_ERROR.value]
+
+
+def _rate_columns(runs: Sequence[RunRecord], max_k: int) -> Row:
+    judged = _judged(runs)
+    n, c = len(judged), sum(r["passed"] for r in judged)
+    low, high = wilson_interval(c, n)
+    row: Row = {
+        "runs": len(runs),
+        "judged": n,
+        "passed": c,
+        "infra_errors": len(runs) - n,
+        "pass_rate": round(c / n, 4) if n else None,
+        "ci95_low": round(low, 4) if n else None,
+        "ci95_high": round(high, 4) if n else None,
+    }
+    for k in range(1, max_k + 1):
+        row[f"pass@{k}"] = round(pass_at_k(n, c, k), 4) if k <= n else None
+    for k in range(1, max_k + 1):
+        row[f"pass^{k}"] = round(pass_hat_k(n, c, k), 4) if k <= n else None
+    return row
+
+
+def pass_rate_by_task(records: Sequence[RunRecord], max_k: int) -> list[Row]:
+    rows = []
+    for (model, task), runs in _group(records, "model", "task").items():
+        rows.append({"model": model, "task": task, "name": runs[0]["task_name"], **_rate_columns(runs, max_k)})
+    for (model,), runs in _group(records, "model").items():
+        rows.append({"model": model, "task": "ALL", "name": "overall", **_rate_columns(runs, max_k)})
+    return rows
+
+
+def failure_mode_histogram(records: Sequence[RunRecord]) -> list[Row]:
+    rows = []
+    for (model,), runs in _group(records, "model").items():
+        failed = [r for r in runs if not r["passed"]]
+        for mode in FailureMode:
+            count = sum(1 for r in failed if r["failure_mode"] == mode.value)
+            rows.append({"model": model, "failure_mode": mode.value, "count": count,
+                         "share_of_failures": round(count / len(failed), 4) if failed else 0.0})
+    return rows
+
+
+def tool_calls_by_task(records: Sequence[RunRecord]) -> list[Row]:
+    rows = []
+    for (model, task), runs in _group(records, "model", "task").items():
+        calls = [r["tool_calls"] for r in runs]
+        rows.append({
+            "model": model, "task": task, "runs": len(runs),
+            "tool_calls_total": sum(calls),
+            "tool_calls_mean": round(sum(calls) / len(runs), 2),
+            "tool_calls_min": min(calls), "tool_calls_max": max(calls),
+            "hallucinated_calls": sum(r["tags"].get("hallucinated_calls", 0) for r in runs),
+            "redundant_calls": sum(r["tags"].get("redundant_calls", 0) for r in runs),
+            "tool_errors": sum(r["tags"].get("tool_errors", 0) for r in runs),
+            "quick_fails": sum(1 for r in runs if r["tags"].get("quick_fail")),
+            "turns_mean": round(sum(r["turns"] for r in runs) / len(runs), 2),
+            "latency_s_mean": round(sum(r["latency_s"] for r in runs) / len(runs), 3),
+        })
+    return rows
+
+
+def cost_breakdown(records: Sequence[RunRecord]) -> list[Row]:
+    rows = []
+    for (model,), runs in _group(records, "model").items():
+        known = [r["cost_usd"] for r in runs if r["cost_usd"] is not None]
+        unknown = len(runs) - len(known)
+        total = sum(known) if not unknown else None
+        passes = sum(r["passed"] for r in runs)
+        rows.append({
+            "model": model, "runs": len(runs), "passed": passes,
+            "prompt_tokens": sum(r["prompt_tokens"] for r in runs),
+            "completion_tokens": sum(r["completion_tokens"] for r in runs),
+            "total_cost_usd": round(total, 8) if total is not None else None,
+            "cost_per_pass_usd": round(total / passes, 8) if total is not None and passes else None,
+            "runs_without_price": unknown,
+        })
+    return rows
+
+
+def consistency(records: Sequence[RunRecord]) -> list[Row]:
+    """Per model and task: solid (all judged runs pass), dead (all fail), flaky (mixed)."""
+    rows = []
+    for (model, task), runs in _group(records, "model", "task").items():
+        judged = sorted(_judged(runs), key=lambda r: r["run"])
+        passes = sum(r["passed"] for r in judged)
+        if not judged:
+            verdict = "no data"
+        elif passes == len(judged):
+            verdict = "solid"
+        elif passes == 0:
+            verdict = "dead"
+        else:
+            verdict = "flaky"
+        failed = [f"run{r['run']}: {r['failure_mode']}" for r in judged if not r["passed"]]
+        rows.append({"model": model, "task": task, "verdict": verdict, "score": f"{passes}/{len(judged)}",
+                     "failed_runs": "; ".join(failed) or "-"})
+    return rows

@@ -1,0 +1,76 @@
+"""task_08 recover_from_tool_error: the first read fails with an error that names the way out.
+
+Measures whether a model reads a tool error and acts on it (one failed call,
+one corrected call, then the answer) instead of giving up, guessing, or
+answering from a stale file that happens to be nearby.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+
+_SERVICES = ["billing", "ledger", "gateway", "notifier", "scheduler", "inventory", "search", "profile"]
+
+
+def build(seed: int) -> TaskInstance:
+    rng = random.Random(f"task_08:{seed}")
+    service = rng.choice(_SERVICES)
+    port, stale_port, default_port = rng.sample(range(8100, 9899), 3)
+    old_path = f"config/{service}.yaml"
+    new_dir = rng.choice(["config/v2", "config/deploy", "etc/services"])
+    new_path = f"{new_dir}/{service}.yaml"
+    workers = rng.randint(2, 16)
+    files = {
+        new_path: f"service: {service}\nlisten:\n  host: 0.0.0.0\n  port: {port}\nworkers: {workers}\n",
+        f"config/{service}.yaml.bak": f"# backup taken before the v2 migration; not in use\nservice: {service}\n"
+                                      f"listen:\n  host: 0.0.0.0\n  port: {stale_port}\nworkers: {workers}\n",
+        "config/defaults.yaml": f"listen:\n  host: 127.0.0.1\n  port: {default_port}\n",
+        "README.md": f"# {service}\n\nRuns behind the load balancer.\n",
+    }
+    error = (f"{old_path} is no longer read by the service: the configuration moved to {new_path} "
+             f"in the v2 migration. Read {new_path} instead.")
+    prompt = (f"Which TCP port does the {service} service listen on? Its configuration is in "
+              f"`{old_path}`. Read it and reply with the port number.")
+    read_old = ToolCall("fs_read", {"path": old_path})
+    return TaskInstance(
+        prompt=prompt,
+        files=files,
+        tools=("fs_read", "fs_list"),
+        expected={"port": port, "wrong_ports": [stale_port, default_port], "new_path": new_path},
+        tool_faults={"fs_read": [error]},
+        reference=[read_old, ToolCall("fs_read", {"path": new_path}),
+                   Final(f"The {service} service listens on port {port} (from {new_path}).")],
+        near_misses={
+            # Takes the backup next to the old path instead of the file the error names.
+            "stale_backup": [read_old, ToolCall("fs_read", {"path": f"config/{service}.yaml.bak"}),
+                             Final(f"The {service} service listens on port {stale_port}.")],
+            # Stops at the error.
+            "gives_up": [read_old, Final(f"I could not read {old_path}, so I cannot tell the port.")],
+            # Falls back to the shared defaults.
+            "defaults": [read_old, ToolCall("fs_read", {"path": "config/defaults.yaml"}),
+                         Final(f"It listens on the default port, {default_port}.")],
+        },
+    )
+
+
+def check(instance: TaskInstance, run: RunResult) -> None:
+    """Accept an answer that names the configured port, and no other, after reading the moved file."""
+    expected = instance.expected
+    numbers = {int(n) for n in re.findall(r"(?<!\d)(\d{4})(?!\d)", run.final_answer or "")}
+    assert expected["port"] in numbers, f"the answer does not name port {expected['port']}"
+    wrong = numbers & set(expected["wrong_ports"])
+    assert not wrong, f"the answer also names stale or default port(s) {sorted(wrong)}"
+    reads = [c for c in run.calls_to("fs_read") if c["ok"] and c["arguments"]]
+    assert any(c["arguments"].get("path") == expected["new_path"] for c in reads), (
+        f"the answer was not read from {expected['new_path']}, the file the error pointed to"
+    )
+
+
+@task("task_08", "recover_from_tool_error", build=build, limits={"max_turns": 8})
+def test_recover_from_tool_error(agent):
+    """The first fs_read fails and names the moved file; recover and answer."""
+    run = agent.run()
+    check(agent.instance, run)

@@ -1,0 +1,45 @@
+"""Shared helpers of the self-tests: drive scripted solutions through the real agent loop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic.agent import run_agent
+from pytest_agentic.limits import Limits
+from pytest_agentic.models import ModelEntry
+from pytest_agentic.records import RunResult
+from pytest_agentic import scripted
+from pytest_agentic.task import Solution, TaskInstance
+from pytest_agentic.tools import Workspace, get_tools
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTED = ModelEntry(name="scripted", model="agentic-scripted/oracle", price={"input_per_token": 0.0,
+                                                                                "output_per_token": 0.0})
+
+
+def play(instance: TaskInstance, solution: Solution, root: Path, limits: Limits | None = None) -> RunResult:
+    """Run ``solution`` as a scripted model through litellm and the agent loop."""
+    workspace = Workspace(root)
+    workspace.populate(instance.files)
+    key = scripted.register(solution)
+    try:
+        return run_agent(
+            entry=SCRIPTED, api_base=None, prompt=instance.prompt, system=instance.system,
+            workspace=workspace, tools=get_tools(list(instance.tools)), limits=limits or Limits(),
+            metadata={scripted.METADATA_KEY: key},
+            faults={k: list(v) for k, v in instance.tool_faults.items()},
+        )
+    finally:
+        scripted.unregister(key)
+
+
+def campaign_dir(out: Path) -> Path:
+    folders = [p for p in out.iterdir() if p.is_dir()]
+    assert len(folders) == 1, f"expected one campaign folder in {out}, found {folders}"
+    return folders[0]
+
+
+def runs(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]
