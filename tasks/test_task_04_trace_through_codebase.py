@@ -66,9 +66,16 @@ def build(seed: int) -> TaskInstance:
         target = tiered_value if target_mod == tiered else flat_value
         other = flat_value if target_mod == tiered else tiered_value
         unpatched = (base * factor[region]) if target_mod == tiered else flat_rate[region]
-        prompt_numbers = {q for _, q in cart}
+        # numbers a correct explanation may cite: none of them may equal a wrong function's value
+        cited = ({subtotal, weight, unpatched} | {q for _, q in cart}
+                 | {prices[s] for s, _ in cart} | {weights[s] for s, _ in cart}
+                 | {prices[s] * q for s, q in cart} | {weights[s] * q for s, q in cart})
+        if target_mod == tiered:
+            cited |= {x for band in bands for x in band} | {base, factor[region], eff_factor[region]}
+        else:
+            cited |= {free_above, flat_rate[region], eff_flat[region]}
         if (len({target, other, decoy_value}) == 3 and min(target, other, decoy_value) >= 100
-                and not {other, decoy_value} & ({subtotal, weight} | prompt_numbers)
+                and not {other, decoy_value} & cited
                 and (not patched or unpatched != target)):
             break
     else:  # pragma: no cover - the loop always finds one in practice
@@ -156,7 +163,7 @@ def build(seed: int) -> TaskInstance:
         f"In the `{pkg}` package, what does `{pkg}.api.checkout({cart_text}, \"{region}\", mode=\"{asked}\")` "
         "return, and which function computes that number? Trace the code; do not guess from names. "
         "Reply with the value (an integer number of cents) and exactly one function, written as "
-        "`path/to/module.py:function`."
+        "`path/to/module.py:function`; mention no other function or module."
     )
     target_path = f"{pkg}/shipping/{target_mod}.py"
     reads = [ToolCall("fs_read", {"path": p}) for p in (

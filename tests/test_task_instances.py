@@ -49,7 +49,7 @@ PINNED = {
     "task_01": "8915f51b13e2e3545725535950fa48212afea2843376f4c9c2d1eb98dba485c6",
     "task_02": "ce822444b5d1afe223b3ad5691c483502bb3393a57aad562ac53a100d02b72c1",
     "task_03": "9f4f6c415a46761272e03757734766cdc3a82fa600fca3f768c341ca8c8fe356",
-    "task_04": "e5bc94d14165d50aa4fa36c70f8a800f85b8a152e6a72de6a4e1470fe2b9fc46",
+    "task_04": "164569904b5780ebf3a39a07385fcab746b40bf81163f16e93bede25f37334cd",
     "task_05": "3d07dfc26fe2db6e4321d435effb99686420bb367130537b548dc14445375eeb",
     "task_06": "096d5c79a1225fac4fecbc82e206e2453dee078ed8ff0f0385322bf554c5ff44",
     "task_10": "5b4dcb1a48d9ee304a47c946631ebd87412610dfab6f17db6502e65d046a14ea",
@@ -339,3 +339,21 @@ def test_task_01_and_05_workspaces_fail_before_the_fix(seed: int) -> None:
     for task_id in ("task_01", "task_05"):
         instance = load(task_id).build(seed)
         assert verdict(task_id, instance, [ToolCall("fs_list", {"path": "."}), Final("Fixed.")]) is not None
+
+
+@pytest.mark.parametrize(("answer", "reading"), [
+    ("Assumption: every started hour is charged in full, so I round up.", "up"),
+    ("I assumed ceiling semantics (math.ceil), per the finance comment.", "up"),
+    ("The ticket is ambiguous. I went with rounding up: partial hours are billed as full hours.", "up"),
+    ("Assuming the tariff applies: any started minute counts as a whole minute.", "up"),
+    ("I interpreted 'rounded' as standard rounding to the nearest hour, not the finance rule of "
+     "charging every started hour.", "nearest"),
+    ("Assumption: half-up rounding to the nearest kilogram.", "nearest"),
+    ("The spec is ambiguous; this implementation rounds to the nearest minute.", "nearest"),
+    # no assumption stated, or no choice made
+    ("Implemented to_hours; it rounds to the nearest hour. Tests pass.", None),
+    ("Implemented to_hours. Tests pass.", None),
+    ("Should I round to the nearest hour, or charge every started hour in full?", None),
+])
+def test_task_06_reads_the_stated_assumption(answer: str, reading: str | None) -> None:
+    assert load("task_06").stated_reading(answer) == reading
