@@ -1,10 +1,11 @@
-"""The agentic-core-v1 task modules, proven without a model.
+"""Tasks 01-06 and 10 of agentic-core-v1, proven without a real model.
 
-A small scripted driver plays each task's reference solution and near-misses
-against the task's own tools and checker: every reference must pass, every
-near-miss must be rejected with an AssertionError, for the canonical seed and
-for many others; instances must vary with the seed and the canonical one must
-not drift.
+The core's scripted model plays each task's reference solution and near-misses
+through litellm and the agent loop, and the task's own checker judges the run:
+every reference must pass and every near-miss must be rejected (as
+``wrong_answer``), for the canonical seed and for random others; other correct
+solutions, worded or coded differently, must pass too; instances must vary
+with the seed, and the canonical one must not drift (pinned digests).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ TASKS: dict[str, tuple[str, str]] = {
 }
 TASK_IDS = [t for t, (stem, _) in TASKS.items() if (TASKS_DIR / f"{stem}.py").is_file()]
 
-#: The content hash of each canonical (seed 0) instance. A change here is a change
-#: of the benchmark: bump it on purpose, never to make this test pass.
+#: The digest of each canonical (seed 0) instance: its content hash, prompt and scripted
+#: solutions. A change here is a change of the benchmark: bump it on purpose, never just
+#: to make this test pass.
 PINNED = {
     "task_01": "8915f51b13e2e3545725535950fa48212afea2843376f4c9c2d1eb98dba485c6",
     "task_02": "ce822444b5d1afe223b3ad5691c483502bb3393a57aad562ac53a100d02b72c1",
