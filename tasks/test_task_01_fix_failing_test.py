@@ -10,7 +10,6 @@ and the pytest configuration to be byte-identical to what the model was given.
 from __future__ import annotations
 
 import random
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -360,7 +359,6 @@ def check(instance: TaskInstance, run: RunResult) -> None:
              "-c", str(scratch.root / "pytest.ini"), "tests"],
             60.0,
         )
-        shutil.rmtree(tmp, ignore_errors=True)
     tail = out.strip().splitlines()[-1] if out.strip() else ""
     assert tail == "[exit code 0]", (
         f"the tests (the suite plus held-out cases of {exp['function']}) do not all pass: "

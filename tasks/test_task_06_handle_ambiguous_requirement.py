@@ -234,10 +234,12 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert answer.strip(), "no final answer was given"
     ws = Workspace(run.workspace)
     now = ws.snapshot()
-    for path, content in instance.files.items():
-        if path != exp["module"]:
-            assert now.get(path) == content.encode(), f"{path} was modified or removed"
-    changed = now.get(exp["module"]) != instance.files[exp["module"]].encode()
+    original = {p: (c if isinstance(c, bytes) else c.encode()) for p, c in instance.files.items()}
+    for path in ("TICKET.md", "pytest.ini"):
+        assert now.get(path) == original[path], f"{path} was modified or removed"
+    # Asking means changing nothing; deciding may also add or extend tests.
+    changed = now != original
+    implemented = now.get(exp["module"]) != original[exp["module"]]
     text = _normalize(answer)
     named = {r for _, r in _mentions(text)}
 
@@ -249,6 +251,9 @@ def check(instance: TaskInstance, run: RunResult) -> None:
             f"started unit in full); it names {sorted(named) or 'neither reading'}")
         return
 
+    assert implemented, (
+        f"files were changed but {exp['function']} in {exp['module']} was not implemented; "
+        "to ask, change nothing")
     reading = stated_reading(answer)
     assert reading is not None, (
         "the code was changed but the answer does not state which reading of the ticket it assumed"

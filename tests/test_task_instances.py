@@ -302,6 +302,12 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
             "asks": [ToolCall("fs_read", {"path": "TICKET.md"}),
                      Final("Before I implement this: the ticket says to round to the nearest unit, but the finance "
                            "comment says every started unit is charged in full. Which one do you want?")],
+            "assumes_up_and_adds_a_test": [
+                ToolCall("fs_write", {"path": module, "content": up}),
+                ToolCall("fs_write", {"path": f"test_{module}", "content": inst.files[f"test_{module}"]
+                                      + f"\n\ndef test_started_unit():\n    assert {exp['function']}(1) == 1\n"}),
+                ToolCall("run_tests", {"path": "."}),
+                Final("Assumption: every started unit is charged in full (rounded up); I added a test for it.")],
             "assumes_nearest": [ToolCall("fs_write", {"path": module, "content": nearest}),
                                 Final("I assumed the product owner's wording wins: values are rounded to the nearest "
                                       "unit (not charged per started unit). Tests pass.")],
