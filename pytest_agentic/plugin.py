@@ -60,6 +60,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=skip)
         items[:] = keep
     modecache.mark_items(config, items)
+    markers.check_expression(config, items)
 
 
 @pytest.hookimpl(wrapper=True)

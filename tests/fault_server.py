@@ -24,12 +24,13 @@ class FaultServer:
     """
 
     def __init__(self, solutions: dict[str, Solution], fault_rate: float = 0.0, seed: int = 0,
-                 stall_s: float = 2.0, echo_auth: bool = False) -> None:
+                 stall_s: float = 2.0, echo_auth: bool = False, kinds: tuple[str, ...] = FAULTS) -> None:
         self.solutions = solutions
         self.fault_rate = fault_rate
         self.rng = random.Random(seed)
         self.stall_s = stall_s
         self.echo_auth = echo_auth
+        self.kinds = kinds
         self.lock = threading.Lock()
         self.calls = 0
         self.faults: dict[str, int] = {}
@@ -53,7 +54,7 @@ class FaultServer:
         with self.lock:
             self.calls += 1
             if self.rng.random() < self.fault_rate:
-                fault = self.rng.choice(FAULTS)
+                fault = self.rng.choice(self.kinds)
                 self.faults[fault] = self.faults.get(fault, 0) + 1
                 return fault
         return None
@@ -102,7 +103,7 @@ class FaultServer:
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return None
-                if fault in ("429", "500", "503"):
+                if fault in ("400", "401", "429", "500", "503"):
                     return self._send(int(fault), {"error": {"message": f"injected {fault}", "type": "server_error"}})
                 return self._send(200, server.reply(body, self.headers.get("Authorization", "")))
 

@@ -222,3 +222,13 @@ def test_bad_option_values_are_named(pytester, args, needle):
     result = pytester.runpytest_subprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert needle in result.stderr.str()
+
+
+def test_unknown_marker_in_selection_is_an_error(project):
+    (project.path / "models.yaml").write_text((ROOT / "models.yaml").read_text())
+    result = project.runpytest_subprocess("tasks", "--strict-markers", "--model", "oracle", "-m", "task_11 or task_09")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*-m 'task_11 or task_09': no marker named 'task_11'; task markers: task_0*"])
+    ok = project.runpytest_subprocess("tasks", "--strict-markers", "--model", "oracle", "-m", "task_09 and not wrong_answer",
+                                      "--collect-only", "-q")
+    assert ok.ret == pytest.ExitCode.OK
