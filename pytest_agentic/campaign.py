@@ -13,6 +13,7 @@ from typing import Any
 
 from . import __version__, tables
 from .records import RunRecord
+from .redact import redact
 from .session import AgenticSession
 from .summary import consistency_markdown, markdown_table, summary_markdown
 
@@ -35,12 +36,29 @@ class Campaign:
         self.records: list[RunRecord] = []
         self.path: Path | None = None
         self.complete = False
+        self.resumed_at: list[str] = []
+        #: Sentences for the summary (budget spent, endpoint down, ...), set by the controller.
+        self.notes: list[str] = []
+        if session.resume_dir is not None:
+            from .resume import load_manifest, load_runs
+
+            manifest = load_manifest(session.resume_dir)
+            self.path = session.resume_dir
+            self.started_at = manifest.get("started_at", self.started_at)
+            self.resumed_at = [*manifest.get("resumed_at", []), _now()]
+            self.records = load_runs(session.resume_dir)
 
     # -- gathering ------------------------------------------------------------
     def add(self, record: RunRecord, transcript: dict[str, Any]) -> None:
         if self.path is None:
             self.path = self._new_folder()
             self.write_manifest()
+        # A second net under the fixture's: nothing written carries a credential.
+        record = redact(record, self.session.secrets)
+        transcript = redact(transcript, self.session.secrets)
+        # One record per run: a re-run (after an infra error, on resume) replaces the earlier one.
+        key = (record["model"], record["task"], record["run"])
+        self.records = [r for r in self.records if (r["model"], r["task"], r["run"]) != key]
         self.records.append(record)
         target = self.path / record["transcript"]
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -88,9 +106,12 @@ class Campaign:
             "command_line": [Path(sys.argv[0]).name, *sys.argv[1:]],
             "invocation_params": list(self.session.config.invocation_params.args),
             "started_at": self.started_at,
+            "resumed_at": self.resumed_at,
             "finished_at": self.finished_at,
             "complete": self.complete,
             "runs_recorded": len(self.records),
+            "notes": self.notes,
+            "budget_usd": self.session.budget,
             "machine": {"os": platform.platform(), "python": platform.python_version(),
                         "processor": platform.machine()},
         }
@@ -98,7 +119,8 @@ class Campaign:
     def write_manifest(self) -> None:
         assert self.path is not None
         tmp = self.path / "campaign.json.tmp"
-        tmp.write_text(json.dumps(self.manifest(), indent=2, sort_keys=True, default=str), encoding="utf-8")
+        manifest = redact(self.manifest(), self.session.secrets)
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
         tmp.replace(self.path / "campaign.json")
 
     def finish(self, complete: bool) -> None:

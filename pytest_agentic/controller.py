@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from . import modecache, outcome
+from .budget import SKIP_REASON, Ledger
 from .campaign import Campaign
 from .session import AgenticSession
 from .summary import cost_rows, markdown_table, mode_rows, score_rows
@@ -14,6 +15,23 @@ class Controller:
     def __init__(self, session: AgenticSession) -> None:
         self.session = session
         self.campaign = Campaign(session)
+        #: Runs announced by their setup report and not yet finished, by node id.
+        self.running: dict[str, dict] = {}
+        #: Runs skipped because the campaign budget was spent.
+        self.budget_skipped = 0
+        if session.budget is not None:
+            session.ledger = Ledger.create()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:  # type: ignore[no-untyped-def]
+        """xdist: hand the controller's state to each worker (called only when xdist runs)."""
+        if self.session.ledger is not None:
+            node.workerinput["agentic_ledger"] = str(self.session.ledger.path)
+        node.workerinput["agentic_api_bases"] = dict(self.session.api_bases)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.session.ledger is not None:
+            self.session.ledger.remove()
 
     def _agentic_session(self, config: pytest.Config) -> bool:
         return bool(self.session.model_names) or self.session.models_path.is_file()
@@ -33,14 +51,45 @@ class Controller:
         self.session.check_environment()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        announced = getattr(report, outcome.STARTED_ATTR, None)
+        if announced is not None:
+            self.running[report.nodeid] = announced
+            return
         record = getattr(report, outcome.RECORD_ATTR, None)
         if record is not None:
+            self.running.pop(report.nodeid, None)
             self.campaign.add(record, getattr(report, outcome.TRANSCRIPT_ATTR, None) or {})
+        elif report.skipped and SKIP_REASON in str(report.longrepr):
+            self.budget_skipped += 1
+        elif report.when == "???" and report.nodeid in self.running:
+            # xdist's report for an item whose worker died: the run is kept, as an infra error
+            # (the machine's fault, never the model's).
+            cause = str(report.longrepr).strip().splitlines()[0] if report.longrepr else "worker crashed"
+            self.campaign.add(*outcome.lost(self.running.pop(report.nodeid), cause))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not session.shouldstop
+        self.campaign.notes = self.notes()
         self.campaign.finish(complete=complete)
         modecache.remember(session.config, self.campaign.records)
+
+    def notes(self) -> list[str]:
+        """What a reader must know about this campaign beyond the tables."""
+        notes = []
+        if self.budget_skipped:
+            notes.append(f"{self.budget_skipped} runs skipped: the campaign budget of ${self.session.budget:g} was spent")
+        by_model: dict[str, list] = {}
+        for r in self.campaign.records:
+            by_model.setdefault(r["model"], []).append(r)
+        for model, runs in sorted(by_model.items()):
+            infra = [r for r in runs if r["failure_mode"] == "infra_error"]
+            if infra and len(infra) == len(runs):
+                notes.append(f"the endpoint of model {model!r} looks down: all {len(runs)} runs failed with "
+                             f"infra_error (last cause: {infra[-1]['infra_cause']})")
+            elif infra:
+                notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
+                             "(not counted against the model; see summary.md)")
+        return notes
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         campaign = self.campaign
@@ -59,6 +108,8 @@ class Controller:
         tr.write_line("")
         for line in markdown_table(cost_rows(records)).splitlines():
             tr.write_line(line)
+        for note in campaign.notes:
+            tr.write_line(note, yellow=True)
         if not campaign.complete:
             tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
         tr.write_line(f"campaign written to {campaign.path}")

@@ -8,9 +8,11 @@ import pytest
 
 from . import scripted
 from .agent import run_agent
+from .budget import skip_message
 from .limits import Limits
 from .models import ModelEntry
 from .records import RunResult
+from .redact import redact
 from .session import Case, AgenticSession
 from .task import TaskInstance, TaskSpec
 from .tools import Workspace, get_tools
@@ -67,6 +69,9 @@ class Agent:
         finally:
             if key:
                 scripted.unregister(key)
+        if self.session.ledger is not None:
+            self.session.ledger.add(result.cost_usd)
+        _redact_in_place(result, self.session.secrets)
         self.result = result
         self.item.stash[RESULT_KEY] = result
         if result.infra_error is not None:
@@ -75,6 +80,16 @@ class Agent:
             pytest.fail(f"the run ended without a final answer (stop reason: {result.stop_reason}, "
                         f"{result.turns} turns, {len(result.tool_calls)} tool calls)", pytrace=False)
         return result
+
+
+def _redact_in_place(result: RunResult, secrets: list[str]) -> None:
+    """Mask credentials in what the run produced, before checker, records or transcripts see it."""
+    if not secrets:
+        return
+    result.messages = redact(result.messages, secrets)
+    result.tool_calls = redact(result.tool_calls, secrets)
+    result.final_answer = redact(result.final_answer, secrets)
+    result.infra_error = redact(result.infra_error, secrets)
 
 
 def make_agent(request: pytest.FixtureRequest, case: Case, tmp_path: Path) -> Agent:
@@ -86,6 +101,11 @@ def make_agent(request: pytest.FixtureRequest, case: Case, tmp_path: Path) -> Ag
         raise pytest.UsageError(
             f"{request.node.nodeid}: uses the 'agent' fixture but is not declared with @pytest_agentic.task(...)"
         )
-    agent = Agent(request.config.stash[SESSION_KEY], request.node, spec, case, tmp_path / "workspace")
+    session = request.config.stash[SESSION_KEY]
+    if session.budget is not None and session.ledger is not None:
+        spent = session.ledger.spent()
+        if spent >= session.budget:
+            pytest.skip(skip_message(session.budget, spent))
+    agent = Agent(session, request.node, spec, case, tmp_path / "workspace")
     request.node.stash[CONTEXT_KEY] = agent
     return agent

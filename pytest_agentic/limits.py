@@ -23,6 +23,10 @@ class Limits:
     max_retries: int = 4
     #: Seconds a run may spend waiting between retries, in all.
     max_retry_wait_s: float = 120.0
+    #: First backoff step in seconds; it doubles per retry (with full jitter) up to the cap.
+    retry_backoff_s: float = 1.0
+    #: Longest single wait between retries, in seconds.
+    retry_backoff_cap_s: float = 30.0
     #: Seconds before one model call times out.
     request_timeout_s: float = 300.0
 

@@ -83,7 +83,9 @@ def call_model(
     """
     litellm = litellm_module()
     kwargs: dict[str, Any] = dict(entry.params)
-    kwargs.update(model=entry.model, messages=messages, metadata=dict(metadata), timeout=limits.request_timeout_s)
+    # The harness owns retries (capped, budgeted); the provider SDK's own are off.
+    kwargs.update(model=entry.model, messages=messages, metadata=dict(metadata), timeout=limits.request_timeout_s,
+                  max_retries=0)
     if tools:
         kwargs["tools"] = tools
     if api_base:
@@ -104,7 +106,7 @@ def call_model(
         except transient as exc:
             if retries >= limits.max_retries:
                 raise InfraError(f"{_describe(exc)} (gave up after {retries} retries)", retries) from exc
-            delay = backoff_delay(retries)
+            delay = backoff_delay(retries, base=limits.retry_backoff_s, cap=limits.retry_backoff_cap_s)
             if delay > retry_budget[0]:
                 raise InfraError(f"{_describe(exc)} (retry wait budget of {limits.max_retry_wait_s:g}s spent)", retries) from exc
             retry_budget[0] -= delay

@@ -27,3 +27,31 @@ def ensure(config: pytest.Config, name: str, description: str) -> None:
     known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
     if name not in known:
         config.addinivalue_line("markers", f"{name}: {description}")
+
+
+_WORDS = {"and", "or", "not", "True", "False", "None"}
+
+
+def check_expression(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under --strict-markers, a -m expression may only name markers that exist.
+
+    pytest itself treats an unknown name in ``-m`` as "no item matches"; for a
+    benchmark that silently runs nothing (``-m task_11``), so it is an error here.
+    """
+    import re
+
+    expr = config.option.markexpr
+    if not expr or not config.option.strict_markers or hasattr(config, "workerinput"):
+        # xdist workers collect but cannot stop the session cleanly; the plain session checks.
+        return
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    for item in items:
+        known.update(m.name for m in item.iter_markers())
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.-]*", re.sub(r"\(.*?\)", "", expr))) - _WORDS
+    unknown = sorted(names - known)
+    if unknown:
+        tasks = sorted(n for n in known if n.startswith("task_"))
+        raise pytest.UsageError(
+            f"-m {expr!r}: no marker named {', '.join(map(repr, unknown))}; "
+            f"task markers: {', '.join(tasks)}; failure modes: {', '.join(m.value for m in FailureMode)}"
+        )

@@ -11,6 +11,8 @@ RUNS = "agentic_runs"
 MODELS_FILE = "agentic_models_file"
 OUT = "agentic_out"
 SEED = "agentic_seed"
+RESUME = "agentic_resume"
+BUDGET = "agentic_budget"
 
 DEFAULT_RUNS = 3
 
@@ -39,6 +41,18 @@ def _seed(text: str) -> int:
     return value
 
 
+def _budget(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected dollars as a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected more than 0, got {text}")
+    return value
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("agentic", "agent evaluation (pytest-agentic)")
     group.addoption("--model", dest=MODEL, action="append", default=[], metavar="NAME",
@@ -52,6 +66,11 @@ def add_options(parser: pytest.Parser) -> None:
                     help="where campaign folders are written (default: agentic-results/ in the rootdir)")
     group.addoption("--agentic-seed", dest=SEED, type=_seed, default=None, metavar="N",
                     help="seed of the task instances (default 0: the canonical agentic-core-v1 instances)")
+    group.addoption("--agentic-resume", dest=RESUME, default=None, metavar="CAMPAIGN_DIR",
+                    help="continue an incomplete campaign in its folder: run only what it lacks "
+                         "(runs lost to infra errors are run again)")
+    group.addoption("--agentic-budget", dest=BUDGET, type=_budget, default=None, metavar="USD",
+                    help="campaign cost budget in dollars: once spent, the remaining runs are skipped")
     parser.addini("agentic_runs", "default runs per task and model", default=str(DEFAULT_RUNS))
 
 

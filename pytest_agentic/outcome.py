@@ -14,6 +14,8 @@ from .records import FailureMode, RunRecord, RunResult
 #: Attribute names under which the record and transcript ride on the call report.
 RECORD_ATTR = "agentic_record"
 TRANSCRIPT_ATTR = "agentic_transcript"
+#: Attribute under which the setup report announces a run (so a lost worker's run is not lost).
+STARTED_ATTR = "agentic_started"
 
 
 def safe_name(text: str) -> str:
@@ -30,6 +32,33 @@ def _reason(report: pytest.TestReport) -> str | None:
     crash = getattr(report.longrepr, "reprcrash", None)
     text = crash.message if crash is not None else str(report.longrepr)
     return text.strip().splitlines()[0][:500] if text and text.strip() else None
+
+
+def started(item: pytest.Item) -> dict[str, Any] | None:
+    """What identifies an agent test's run, sent with its setup report."""
+    agent = item.stash.get(CONTEXT_KEY, None)
+    if agent is None:
+        return None
+    return {
+        "task": agent.spec.id, "task_name": agent.spec.name, "model": agent.case.model, "run": agent.case.run,
+        "seed": agent.session.seed, "nodeid": item.nodeid, "task_hash": agent.instance.content_hash(),
+        "transcript": transcript_path(agent.case.model, agent.spec.id, agent.case.run),
+    }
+
+
+def lost(started_run: dict[str, Any], cause: str) -> tuple[RunRecord, dict[str, Any]]:
+    """The record of a run whose process died before it could report: an infra error, kept."""
+    record = RunRecord(
+        **{k: started_run[k] for k in ("task", "task_name", "model", "run", "seed", "nodeid", "transcript")},
+        passed=False, failure_mode=FailureMode.INFRA_ERROR.value, tags={"lost": True}, tool_calls=0, turns=0,
+        prompt_tokens=0, completion_tokens=0, cost_usd=None, latency_s=0.0, stop_reason="infra_error",
+        infra_cause=cause, reason=cause,
+    )
+    record["task_hash"] = started_run.get("task_hash")  # type: ignore[typeddict-unknown-key]
+    transcript = {**started_run, "messages": [], "tool_calls": [], "final_answer": None,
+                  "stop_reason": "infra_error", "passed": False, "failure_mode": record["failure_mode"],
+                  "reason": cause}
+    return record, transcript
 
 
 def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict[str, Any]] | None:

@@ -11,6 +11,7 @@ from .controller import Controller
 from .fixture import Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case
 from .task import task_spec_of
+from .validate import validate_instance
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,25 +34,43 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"{metafunc.definition.nodeid}: uses the 'agent' fixture but is not declared with "
             "@pytest_agentic.task(...)"
         )
-    cases = metafunc.config.stash[SESSION_KEY].cases()
+    session = metafunc.config.stash[SESSION_KEY]
+    validate_instance(task_spec_of(metafunc.definition), session)
+    cases = session.cases()
     metafunc.parametrize("agentic_case", cases, ids=[f"{c.model}-run{c.run}" for c in cases])
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # tryfirst: markers must be in place before -m deselects.
+    session = config.stash[SESSION_KEY]
+    done = session.resume_done()
+    keep, skip = [], []
     for item in items:
         spec = task_spec_of(item)
         if spec is not None:
             markers.ensure(config, spec.id, f"agent task {spec.name}")
             item.add_marker(spec.id)
+            case = item.callspec.params["agentic_case"]  # type: ignore[attr-defined]
+            if (case.model, spec.id, case.run) in done:
+                skip.append(item)
+                continue
+        keep.append(item)
+    if skip:
+        config.hook.pytest_deselected(items=skip)
+        items[:] = keep
     modecache.mark_items(config, items)
+    markers.check_expression(config, items)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
     report = yield
-    if report.when == "call":
+    if report.when == "setup" and report.passed:
+        announced = outcome.started(item)
+        if announced is not None:
+            setattr(report, outcome.STARTED_ATTR, announced)
+    elif report.when == "call":
         built = outcome.build(item, report)
         if built is not None:
             record, transcript = built

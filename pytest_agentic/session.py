@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from . import options
+from .budget import Ledger
 from .models import ModelEntry, ModelsFileError, Registry, load_registry
 from .task import CANONICAL_SEED, TaskInstance, TaskSpec
 
@@ -46,6 +47,14 @@ class AgenticSession:
         self._registry: Registry | None = None
         self._selected: list[ModelEntry] | None = None
         self._instances: dict[tuple[str, int], TaskInstance] = {}
+        self._secrets: list[str] | None = None
+        resume = options.option(config, options.RESUME)
+        self.resume_dir: Path | None = Path(resume) if resume else None
+        self._resume_done: set[tuple[str, str, int]] | None = None
+        self.budget: float | None = options.option(config, options.BUDGET)
+        ledger = getattr(config, "workerinput", {}).get("agentic_ledger")
+        #: Set by the controller (or from workerinput) when a budget is given.
+        self.ledger: Ledger | None = Ledger(Path(ledger)) if ledger else None
         #: Endpoint per model entry, for entries served by a local server.
         self.api_bases: dict[str, str] = dict(getattr(config, "workerinput", {}).get("agentic_api_bases", {}))
 
@@ -69,6 +78,19 @@ class AgenticSession:
                 raise pytest.UsageError(f"{self.models_path}: no model selected (pass --model NAME)")
         return self._selected
 
+    @property
+    def secrets(self) -> list[str]:
+        """Credential values to keep out of every artefact (read from the environment once)."""
+        if self._secrets is None:
+            from .redact import secret_values
+
+            names: list[str] = []
+            if self.models_path.is_file() or self.model_names:
+                for entry in self.selected_models():
+                    names += [*entry.required_env, *filter(None, [entry.api_key_env])]
+            self._secrets = secret_values(names)
+        return self._secrets
+
     def entry(self, name: str) -> ModelEntry:
         return self.registry.entries[name]
 
@@ -89,6 +111,17 @@ class AgenticSession:
                                 f"{', '.join(missing)}, which are not set")
         if problems:
             raise pytest.UsageError("\n".join(problems))
+
+    def resume_done(self) -> set[tuple[str, str, int]]:
+        """(model, task, run) already finished in the campaign being resumed."""
+        if self._resume_done is None:
+            from .resume import check_compatible, finished, load_manifest, load_runs
+
+            self._resume_done = set()
+            if self.resume_dir is not None:
+                check_compatible(self.resume_dir, load_manifest(self.resume_dir), self.seed)
+                self._resume_done = finished(load_runs(self.resume_dir))
+        return self._resume_done
 
     # -- tasks --------------------------------------------------------------
     def cases(self) -> list[Case]:

@@ -80,6 +80,7 @@ def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
         f"- benchmark: agentic-core-v1, seed {campaign.session.seed}, {campaign.session.runs} runs per task\n",
         f"- status: {status}; {len(records)} runs recorded\n",
         f"- started {campaign.started_at}, finished {campaign.finished_at}\n",
+        *(f"- note: {note}\n" for note in campaign.notes),
         "\n## Pass rate (95% Wilson interval; infra errors not judged)\n\n",
         markdown_table(score_rows(records, max_k)),
         "\n## Failure modes\n\n",

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .redact import is_secret_name
+
 #: Bytes of a file that ``fs_read`` returns at most.
 MAX_READ_BYTES = 64 * 1024
 #: Bytes that ``fs_write`` accepts at most.
@@ -167,11 +169,7 @@ def _limit_output_size() -> None:  # pragma: no cover - runs in the child
 
 def run_bounded(ws: Workspace, argv: list[str], timeout: float) -> str:
     """Run ``argv`` in the workspace with a timeout, output bounded, secrets out of its env."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not any(s in k.upper() for s in ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"))
-    }
+    env = {k: v for k, v in os.environ.items() if not is_secret_name(k)}
     env.update(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONHASHSEED="0")
     with tempfile.TemporaryFile() as out:
         try:

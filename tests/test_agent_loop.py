@@ -91,3 +91,60 @@ def test_endpoint_that_refuses_connections_is_infra_error(tmp_path):
     assert "Connection error" in run.infra_error
     assert run.retries == 1
     assert classify(run, passed=False) is FailureMode.INFRA_ERROR
+
+
+def _local(server, **limits):
+    entry = ModelEntry(name="local", model="openai/oracle", price={"input_per_token": 0, "output_per_token": 0})
+    return entry, Limits(retry_backoff_s=0.01, retry_backoff_cap_s=0.02, request_timeout_s=2).merged(limits, "test")
+
+
+def _run_local(server, tmp_path, **limits):
+    entry, lim = _local(server, **limits)
+    return run_agent(entry=entry, api_base=server.api_base, prompt=INSTANCE.prompt, system="",
+                     workspace=Workspace(tmp_path), tools=get_tools(["fs_read", "fs_list"]), limits=lim, metadata={})
+
+
+def test_deterministic_errors_are_not_retried(tmp_path):
+    from .fault_server import FaultServer
+
+    with FaultServer({}, fault_rate=1.0, kinds=("401",)) as server:
+        run = _run_local(server, tmp_path, max_retries=5)
+    assert server.calls == 1
+    assert run.retries == 0
+    assert "AuthenticationError" in run.infra_error
+
+
+def test_retries_stop_at_the_cap(tmp_path):
+    from .fault_server import FaultServer
+
+    with FaultServer({}, fault_rate=1.0, kinds=("429",)) as server:
+        run = _run_local(server, tmp_path, max_retries=3)
+    assert server.calls == 4
+    assert run.retries == 3
+    assert "RateLimitError" in run.infra_error and "gave up after 3 retries" in run.infra_error
+
+
+def test_retry_wait_budget_caps_the_time_spent_waiting(tmp_path):
+    from .fault_server import FaultServer
+
+    with FaultServer({}, fault_rate=1.0, kinds=("503",)) as server:
+        entry, limits = _local(server, max_retries=100, retry_backoff_s=0.2, retry_backoff_cap_s=0.2,
+                               max_retry_wait_s=0.5)
+        run = run_agent(entry=entry, api_base=server.api_base, prompt="p", system="", workspace=Workspace(tmp_path),
+                        tools=[], limits=limits, metadata={})
+    assert "retry wait budget" in run.infra_error
+    assert run.retries < 100
+
+
+def test_token_wall_clock_and_tool_time_limits(tmp_path):
+    from .fault_server import FaultServer
+
+    loop = [ToolCall("fs_list", {}), ToolCall("fs_read", {"path": "a.txt"})] * 20
+    with FaultServer({INSTANCE.prompt: loop}) as server:  # each call reports 110 tokens
+        (tmp_path / "a").mkdir()
+        Workspace(tmp_path / "a").populate(INSTANCE.files)
+        assert _run_local(server, tmp_path / "a", max_tokens=300).stop_reason == "max_tokens"
+        assert _run_local(server, tmp_path / "a", max_seconds=0).stop_reason == "max_seconds"
+        assert _run_local(server, tmp_path / "a", max_tool_seconds=0).stop_reason == "max_tool_seconds"
+        run = _run_local(server, tmp_path / "a", max_tokens=300)
+    assert run.final_answer is None and run.turns == 3

@@ -125,7 +125,7 @@ _segments = st.sampled_from(["..", ".", "", "src", "link_dir", "link_to_secret",
                              "secret.txt", "outside", "notes.txt", "a" * 300])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=st.lists(st.one_of(_segments, st.text(max_size=12)), min_size=1, max_size=6),
        absolute=st.booleans())
 def test_no_generated_path_escapes(sandbox, parts, absolute):
@@ -147,3 +147,32 @@ def test_no_generated_path_escapes(sandbox, parts, absolute):
         except ToolError:
             return
         assert resolved == str(ws.root) or resolved.startswith(str(ws.root) + os.sep)
+
+
+_sql_fragments = st.sampled_from([
+    "SELECT * FROM t", "DELETE FROM t", "DROP TABLE t", "INSERT INTO t VALUES (9)", "UPDATE t SET x = 0",
+    "ATTACH DATABASE 'escape.db' AS e", "ATTACH DATABASE '../outside/evil.db' AS e", "CREATE TABLE e (y)",
+    "PRAGMA writable_schema = 1", "VACUUM INTO '../outside/copy.db'", "SELECT load_extension('x')",
+    "REPLACE INTO t VALUES (1)", "BEGIN", "COMMIT", ";", "--", "/*", "'", "\x00", "WITH RECURSIVE c(n) AS (SELECT 1)",
+])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.one_of(_sql_fragments, st.text(max_size=10)), min_size=1, max_size=4))
+def test_no_generated_sql_writes_or_escapes(sandbox, parts):
+    ws, outside = sandbox
+    db = ws.root / "app.db"
+    if not db.exists():
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE t (x INTEGER)")
+        conn.execute("INSERT INTO t VALUES (1), (2)")
+        conn.commit()
+        conn.close()
+    before = db.read_bytes()
+    try:
+        invoke(ws, "sql_query", database="app.db", query=" ".join(parts))
+    except ToolError:
+        pass
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert not (ws.root / "escape.db").exists()

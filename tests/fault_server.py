@@ -1,0 +1,110 @@
+"""A local OpenAI-compatible endpoint that plays task solutions and injects faults (tests only)."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from pytest_agentic.scripted import _step_message
+from pytest_agentic.task import Solution
+
+FAULTS = ("429", "500", "503", "timeout", "drop")
+
+
+class FaultServer:
+    """Serves /v1/chat/completions on 127.0.0.1; a share of the calls fail.
+
+    ``solutions`` maps a task prompt to the solution played for it; ``fault_rate``
+    is the share of calls answered with a fault (seeded, so a plain session sees
+    the same sequence every time); ``stall_s`` is how long a 'timeout' fault waits.
+    """
+
+    def __init__(self, solutions: dict[str, Solution], fault_rate: float = 0.0, seed: int = 0,
+                 stall_s: float = 2.0, echo_auth: bool = False, kinds: tuple[str, ...] = FAULTS) -> None:
+        self.solutions = solutions
+        self.fault_rate = fault_rate
+        self.rng = random.Random(seed)
+        self.stall_s = stall_s
+        self.echo_auth = echo_auth
+        self.kinds = kinds
+        self.lock = threading.Lock()
+        self.calls = 0
+        self.faults: dict[str, int] = {}
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FaultServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _pick_fault(self) -> str | None:
+        with self.lock:
+            self.calls += 1
+            if self.rng.random() < self.fault_rate:
+                fault = self.rng.choice(self.kinds)
+                self.faults[fault] = self.faults.get(fault, 0) + 1
+                return fault
+        return None
+
+    def reply(self, body: dict[str, Any], auth: str) -> dict[str, Any]:
+        messages = body["messages"]
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
+        script = self.solutions.get(prompt, [])
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        if turn < len(script):
+            message, finish = _step_message(script[turn], turn)
+        else:
+            message, finish = {"role": "assistant", "content": ""}, "stop"
+        if self.echo_auth and message.get("content") is not None:
+            message["content"] = f"{message['content']} (you sent: {auth})"
+        return {"id": f"cmpl-{turn}", "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model", "x"),
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                fault = server._pick_fault()
+                if fault == "timeout":
+                    time.sleep(server.stall_s)
+                    return self._send(504, {"error": {"message": "stalled"}})
+                if fault == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return None
+                if fault in ("400", "401", "429", "500", "503"):
+                    return self._send(int(fault), {"error": {"message": f"injected {fault}", "type": "server_error"}})
+                return self._send(200, server.reply(body, self.headers.get("Authorization", "")))
+
+        return Handler
