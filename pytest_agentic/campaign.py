@@ -35,6 +35,8 @@ class Campaign:
         self.records: list[RunRecord] = []
         self.path: Path | None = None
         self.complete = False
+        #: Comparison, predictions, rescore and gates (set by the controller); None in plain use.
+        self.verdicts: Any = None
 
     # -- gathering ------------------------------------------------------------
     def add(self, record: RunRecord, transcript: dict[str, Any]) -> None:
@@ -54,6 +56,8 @@ class Campaign:
     def _new_folder(self) -> Path:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         models = "+".join(e.name for e in self.session.selected_models())[:80]
+        if self.session.replay is not None:
+            models = f"rescore-{models}"
         base = f"{stamp}-{models}"
         self.session.out_dir.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
@@ -93,6 +97,7 @@ class Campaign:
             "runs_recorded": len(self.records),
             "machine": {"os": platform.platform(), "python": platform.python_version(),
                         "processor": platform.machine()},
+            **(self.verdicts.manifest() if self.verdicts is not None else {}),
         }
 
     def write_manifest(self) -> None:

@@ -8,15 +8,21 @@ from . import modecache, outcome
 from .campaign import Campaign
 from .session import AgenticSession
 from .summary import cost_rows, markdown_table, mode_rows, score_rows
+from .verdicts import Verdicts
 
 
 class Controller:
     def __init__(self, session: AgenticSession) -> None:
         self.session = session
         self.campaign = Campaign(session)
+        self.verdicts = Verdicts(session)
+        self.campaign.verdicts = self.verdicts
+        #: Failed tests that are not judged agent runs (setup errors, harness errors, plain tests).
+        self.other_failures = 0
 
     def _agentic_session(self, config: pytest.Config) -> bool:
-        return bool(self.session.model_names) or self.session.models_path.is_file()
+        return (bool(self.session.model_names) or self.session.models_path.is_file()
+                or self.session.replay is not None)
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         if not self._agentic_session(config):
@@ -31,15 +37,22 @@ class Controller:
         if config.option.collectonly or not self._agentic_session(config):
             return
         self.session.check_environment()
+        self.verdicts.check()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, outcome.RECORD_ATTR, None)
         if record is not None:
             self.campaign.add(record, getattr(report, outcome.TRANSCRIPT_ATTR, None) or {})
+        elif report.failed:
+            self.other_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not session.shouldstop
+        if self.campaign.path is not None:
+            # The gates may change the exit status; pytest returns session.exitstatus as set here.
+            session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures)
         self.campaign.finish(complete=complete)
+        self.verdicts.keep_inputs(self.campaign.path)
         modecache.remember(session.config, self.campaign.records)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -59,6 +72,12 @@ class Controller:
         tr.write_line("")
         for line in markdown_table(cost_rows(records)).splitlines():
             tr.write_line(line)
+        for title, body in self.verdicts.sections(records):
+            tr.write_line("")
+            tr.write_line(f"{title}:", bold=True)
+            failed_gate = title == "CI gates" and self.verdicts.final_exitstatus == 6
+            for line in body.rstrip("\n").splitlines():
+                tr.write_line(line, red=failed_gate and "FAIL" in line)
         if not campaign.complete:
             tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
         tr.write_line(f"campaign written to {campaign.path}")

@@ -33,7 +33,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"{metafunc.definition.nodeid}: uses the 'agent' fixture but is not declared with "
             "@pytest_agentic.task(...)"
         )
-    cases = metafunc.config.stash[SESSION_KEY].cases()
+    cases = metafunc.config.stash[SESSION_KEY].cases(task_spec_of(metafunc.definition))
     metafunc.parametrize("agentic_case", cases, ids=[f"{c.model}-run{c.run}" for c in cases])
 
 
@@ -55,6 +55,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         built = outcome.build(item, report)
         if built is not None:
             record, transcript = built
+            replay = item.config.stash[SESSION_KEY].replay
+            if replay is not None:
+                replay.annotate(record, transcript)
             setattr(report, outcome.RECORD_ATTR, record)
             setattr(report, outcome.TRANSCRIPT_ATTR, transcript)
             item.user_properties.extend(outcome.junit_properties(record))
