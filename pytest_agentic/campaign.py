@@ -6,12 +6,13 @@ import csv
 import datetime as dt
 import json
 import os
-import platform
 import sys
 from pathlib import Path
 from typing import Any
 
-from . import __version__, tables
+import pytest
+
+from . import __version__, provenance, tables
 from .records import RunRecord
 from .session import AgenticSession
 from .summary import consistency_markdown, markdown_table, summary_markdown
@@ -95,8 +96,10 @@ class Campaign:
             "finished_at": self.finished_at,
             "complete": self.complete,
             "runs_recorded": len(self.records),
-            "machine": {"os": platform.platform(), "python": platform.python_version(),
-                        "processor": platform.machine()},
+            "machine": provenance.machine(),
+            "packages": provenance.packages(),
+            "pytest_version": pytest.__version__,
+            "xdist_workers": getattr(self.session.config.option, "numprocesses", None),
             **(self.verdicts.manifest() if self.verdicts is not None else {}),
         }
 
