@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from . import markers, modecache, options, outcome
+from . import markers, modecache, options, outcome, rescore
 from .controller import Controller
 from .fixture import Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case
@@ -46,6 +46,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             markers.ensure(config, spec.id, f"agent task {spec.name}")
             item.add_marker(spec.id)
     modecache.mark_items(config, items)
+    if config.stash[SESSION_KEY].replay is not None:
+        rescore.deselect_unrecorded(config, items)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -113,6 +113,21 @@ class Replay:
                 "replayed_through": REPLAY_MODEL, "models": self.recorded_models}
 
 
+def deselect_unrecorded(config: Any, items: list[Any]) -> None:
+    """Under a rescore, drop (as deselected) the agent tests of tasks the stored campaign did not run."""
+    from .session import Case
+    from .task import task_spec_of
+
+    def recorded(item: Any) -> bool:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        return isinstance(params.get("agentic_case"), Case)
+
+    dropped = [item for item in items if task_spec_of(item) is not None and not recorded(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
 def changed_rows(records: list[RunRecord]) -> list[dict[str, Any]]:
     rows = []
     for r in records:
