@@ -50,7 +50,8 @@ class Controller:
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not session.shouldstop
         if self.campaign.path is not None:
             # The gates may change the exit status; pytest returns session.exitstatus as set here.
-            session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures)
+            session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures,
+                                                        self.campaign.path.name)
         self.campaign.finish(complete=complete)
         self.verdicts.keep_inputs(self.campaign.path)
         modecache.remember(session.config, self.campaign.records)

@@ -44,6 +44,10 @@ class Verdicts:
 
     # -- session start: fail early on bad input --------------------------------
     def check(self) -> None:
+        if self.gate_config.gate_only and not self.gate_config.any:
+            raise pytest.UsageError("--agentic-gate-only needs a gate (--agentic-min-pass-rate, "
+                                    "--agentic-min-lower-bound, --agentic-fail-on-regression or "
+                                    "--agentic-max-infra-errors): without one, no run could fail the session")
         if self.gate_config.fail_on_regression and not self.compare_path:
             raise pytest.UsageError("--agentic-fail-on-regression needs --agentic-compare PATH (the earlier campaign)")
         if self.compare_path:
@@ -59,11 +63,12 @@ class Verdicts:
                 raise pytest.UsageError(f"--agentic-predictions: {exc}") from None
 
     # -- session finish ------------------------------------------------------------
-    def evaluate(self, records: Sequence[RunRecord], exitstatus: int, other_failures: int) -> int:
+    def evaluate(self, records: Sequence[RunRecord], exitstatus: int, other_failures: int,
+                 campaign_id: str = "this campaign") -> int:
         """Compute everything; returns the session's exit status under the gates."""
         if self.baseline is not None:
             self.comparison = compare.compare(self.baseline.records, records, then_id=self.baseline.id,
-                                              now_id="this campaign")
+                                              now_id=campaign_id)
         if self.predictions:
             self.scored = predictions.score(self.predictions, records)
         self.gate_results = gates.evaluate(self.gate_config, records, self.comparison)

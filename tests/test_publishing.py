@@ -114,6 +114,7 @@ def test_infra_errors_are_gated_apart_from_the_pass_rate(project):
     (["--agentic-compare", "nowhere"], "--agentic-compare: nowhere: no such campaign folder"),
     (["--agentic-fail-on-regression"], "--agentic-fail-on-regression needs --agentic-compare"),
     (["--agentic-rescore", "nowhere"], "--agentic-rescore: nowhere: no such campaign folder"),
+    (["--agentic-gate-only"], "--agentic-gate-only needs a gate"),
 ])
 def test_bad_input_stops_the_session_at_start(project, args, message):
     (project.path / "bad.yaml").write_text("predictions:\n  - {id: P1, score: '1/3'}\n  - {id: P2, scor: '1/3'}\n")
