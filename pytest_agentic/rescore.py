@@ -43,7 +43,7 @@ def solution_of(transcript: dict[str, Any]) -> Solution:
     stop = transcript.get("stop_reason")
     if stop in ("infra_error", "not_started"):
         # The run was lost to the endpoint: replay it up to there, then lose it again (never judged).
-        steps.append(Fault(f"replayed infra error: {transcript.get('reason') or stop}"))
+        steps.append(Fault(f"replayed infra error ({stop})"))
     elif stop == "truncated" and steps:
         # The cut final message was no answer; without it the replay ends without one too.
         steps.pop()
@@ -103,6 +103,8 @@ class Replay:
                         if (a.get("name"), a.get("result")) != (b.get("name"), b.get("result")))
         divergent += abs(len(recorded_calls) - len(replayed))
         rec["tags"] = {**rec["tags"], "replay_divergent_calls": divergent}
+        if rec.get("infra_cause") and old.get("infra_cause"):
+            rec["infra_cause"] = f"(replayed) {old['infra_cause']}"
         rec["rescore_of"] = self.id
         rec["original"] = {"passed": old["passed"], "failure_mode": old["failure_mode"]}
         transcript["rescore_of"] = self.id

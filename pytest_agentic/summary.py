@@ -75,7 +75,21 @@ def consistency_markdown(records: Sequence[RunRecord]) -> str:
         if chosen:
             parts.append(f"\n## {verdict} ({len(chosen)})\n\n")
             parts.append(markdown_table(chosen, ["model", "task", "score", "failed_runs"]))
+            if verdict == "flaky":
+                parts.append(_flaky_details(records, chosen))
     return "".join(parts)
+
+
+def _flaky_details(records: Sequence[RunRecord], flaky: Sequence[dict[str, Any]]) -> str:
+    """How each failed run of a flaky task failed: mode, stop reason and the checker's message."""
+    wanted = {(r["model"], r["task"]) for r in flaky}
+    lines = ["\nHow the failed runs of flaky tasks failed:\n\n"]
+    for r in sorted(records, key=lambda r: (r["model"], r["task"], r["run"])):
+        if (r["model"], r["task"]) in wanted and not r["passed"] and r["failure_mode"] != "infra_error":
+            why = (r.get("reason") or "").replace("|", "/")[:200]
+            lines.append(f"- {r['model']} {r['task']} run{r['run']}: {r['failure_mode']} "
+                         f"(stop: {r.get('stop_reason', '?')}){': ' + why if why else ''}\n")
+    return "".join(lines)
 
 
 def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:

@@ -33,7 +33,7 @@ def test_recorded_turns_become_the_script_verbatim():
 
 def test_lost_and_cut_runs_replay_as_such():
     lost = solution_of(transcript("infra_error", {"role": "assistant", "content": None, "tool_calls": [CALL]}))
-    assert isinstance(lost[-1], Fault) and "boom" in lost[-1].message
+    assert isinstance(lost[-1], Fault) and "infra error" in lost[-1].message and len(lost) == 2
     cut = solution_of(transcript("truncated", {"role": "assistant", "content": "The answer is"}))
     assert cut == []
     empty = solution_of(transcript("empty_final", {"role": "assistant", "content": ""}))
@@ -41,7 +41,8 @@ def test_lost_and_cut_runs_replay_as_such():
 
 
 def test_flaky_tasks_list_which_runs_failed_and_how():
-    records = [record("t", 1, True), record("t", 2, False, mode="wrong_answer"),
+    records = [record("t", 1, True), dict(record("t", 2, False, mode="wrong_answer"),
+                                          reason="AssertionError: files were written in the wrong order"),
                record("t", 3, False, mode="gave_up_mid_plan"), record("u", 1, True),
                record("u", 2, False, mode="infra_error")]
     rows = {r["task"]: r for r in tables.consistency(records)}
@@ -50,6 +51,7 @@ def test_flaky_tasks_list_which_runs_failed_and_how():
     assert rows["u"]["verdict"] == "solid"  # the infra error is not judged
     text = summary.consistency_markdown(records)
     assert "## flaky (1)" in text and "run3: gave_up_mid_plan" in text
+    assert "- m t run2: wrong_answer (stop: final_answer): AssertionError: files were written in the wrong order" in text
 
 
 def test_secret_parameters_are_redacted():
