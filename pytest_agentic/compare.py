@@ -191,3 +191,30 @@ def markdown(comparison: Comparison) -> str:
     if comparison.unmatched:
         parts.append(f"- in one campaign only: {', '.join(comparison.unmatched)}\n")
     return "".join(parts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compare two stored campaigns without a pytest session: ``python -m pytest_agentic.compare THEN NOW``."""
+    import argparse
+    import sys
+
+    from . import stored
+
+    parser = argparse.ArgumentParser(prog="python -m pytest_agentic.compare",
+                                     description="Compare two campaign folders: per-task then/now and whether "
+                                                 "the overall change is beyond noise (Fisher's exact test).")
+    parser.add_argument("then", help="the earlier campaign folder")
+    parser.add_argument("now", help="the later campaign folder")
+    parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default {ALPHA})")
+    args = parser.parse_args(argv)
+    try:
+        a, b = stored.load(args.then), stored.load(args.now)
+    except stored.CampaignFolderError as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(markdown(compare(a.records, b.records, then_id=a.id, now_id=b.id, alpha=args.alpha)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

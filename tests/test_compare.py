@@ -76,3 +76,19 @@ def test_stats_edges():
     assert fisher_exact_p(0, 0, 3, 3) == 1.0
     assert sign_test_p(0, 0) == 1.0
     assert sign_test_p(6, 0) == pytest.approx(0.03125)
+
+
+def test_the_command_prints_the_verdicts_of_the_writeup_and_a_constructed_case(tmp_path, capsys):
+    a = write_campaign(tmp_path / "2026-05-21-nano", scores(NANO_THEN, model="nano"))
+    b = write_campaign(tmp_path / "2026-05-25-nano", scores(NANO_NOW, model="nano"))
+    assert compare.main([str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "| nano    | task_04 name_task_04 | 1/3    | 0/3   | down" in out
+    assert ("- nano: 10/30 then, 15/30 now (+5 passes): within noise (Fisher's exact test, two-sided, "
+            "p = 0.295, alpha 0.05); paired per task: 5 up, 1 down, 4 flat, sign test p = 0.219, within noise") in out
+    low = write_campaign(tmp_path / "low", scores({f"task_{i:02d}": (1 if i <= 3 else 0) for i in range(1, 11)}))
+    high = write_campaign(tmp_path / "high", scores({f"task_{i:02d}": (3 if i <= 9 else 0) for i in range(1, 11)}))
+    assert compare.main([str(low), str(high)]) == 0
+    assert "3/30 then, 27/30 now (+24 passes): beyond noise (Fisher's exact test, two-sided, p = 2.82e-10" \
+        in capsys.readouterr().out
+    assert compare.main([str(low), str(tmp_path / "missing")]) == 2
