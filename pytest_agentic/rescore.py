@@ -99,7 +99,7 @@ class Replay:
                 rec[key] = old[key]
         recorded_calls = self.campaign.transcript(old).get("tool_calls") or []
         replayed = transcript.get("tool_calls") or []
-        divergent = sum(1 for a, b in zip(recorded_calls, replayed)
+        divergent = sum(1 for a, b in zip(recorded_calls, replayed, strict=False)
                         if (a.get("name"), a.get("result")) != (b.get("name"), b.get("result")))
         divergent += abs(len(recorded_calls) - len(replayed))
         rec["tags"] = {**rec["tags"], "replay_divergent_calls": divergent}
@@ -130,10 +130,10 @@ def deselect_unrecorded(config: Any, items: list[Any]) -> None:
         items[:] = [item for item in items if item not in dropped]
 
 
-def changed_rows(records: list[RunRecord]) -> list[dict[str, Any]]:
+def changed_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for r in records:
-        old = r.get("original")  # type: ignore[misc]
+        old = r.get("original")
         if old is None:
             continue
         if old["passed"] != r["passed"] or old["failure_mode"] != r["failure_mode"]:
@@ -146,8 +146,8 @@ def changed_rows(records: list[RunRecord]) -> list[dict[str, Any]]:
 def markdown(replay: Replay, records: list[RunRecord]) -> str:
     from .summary import markdown_table
 
-    rescored = [r for r in records if r.get("rescore_of")]  # type: ignore[misc]
-    old_passes = sum(1 for r in rescored if r["original"]["passed"])  # type: ignore[typeddict-item]
+    rescored: list[dict[str, Any]] = [dict(r) for r in records if r.get("rescore_of")]
+    old_passes = sum(1 for r in rescored if r["original"]["passed"])
     new_passes = sum(1 for r in rescored if r["passed"])
     divergent = sum(1 for r in rescored if r["tags"].get("replay_divergent_calls"))
     parts = [f"Rescore of `{replay.id}` ({len(rescored)} of its {len(replay.campaign.records)} runs replayed, "

@@ -101,8 +101,9 @@ def _install() -> None:
                     llm_provider=PROVIDER,
                 )
             turn = sum(1 for m in messages if m.get("role") == "assistant")
-            if turn < len(script) and isinstance(script[turn], Fault):
-                raise litellm.BadRequestError(message=script[turn].message, model=model, llm_provider=PROVIDER)
+            step: Any = script[turn] if turn < len(script) else None
+            if isinstance(step, Fault):
+                raise litellm.BadRequestError(message=step.message, model=model, llm_provider=PROVIDER)
             if turn < len(script):
                 message, finish = _step_message(script[turn], turn)
             else:  # the script is over: an empty reply, as a model that stops mid-plan
