@@ -103,6 +103,9 @@ class Replay:
                         if (a.get("name"), a.get("result")) != (b.get("name"), b.get("result")))
         divergent += abs(len(recorded_calls) - len(replayed))
         rec["tags"] = {**rec["tags"], "replay_divergent_calls": divergent}
+        if old.get("task_hash") and rec.get("task_hash") and old["task_hash"] != rec["task_hash"]:
+            # The task's prompt, files or expected values changed since: the replay acts on today's instance.
+            rec["tags"]["task_changed"] = True
         if rec.get("infra_cause") and old.get("infra_cause"):
             rec["infra_cause"] = f"(replayed) {old['infra_cause']}"
         rec["rescore_of"] = self.id
@@ -150,9 +153,13 @@ def markdown(replay: Replay, records: list[RunRecord]) -> str:
     old_passes = sum(1 for r in rescored if r["original"]["passed"])
     new_passes = sum(1 for r in rescored if r["passed"])
     divergent = sum(1 for r in rescored if r["tags"].get("replay_divergent_calls"))
+    changed_tasks = sorted({r["task"] for r in rescored if r["tags"].get("task_changed")})
     parts = [f"Rescore of `{replay.id}` ({len(rescored)} of its {len(replay.campaign.records)} runs replayed, "
              f"no model called): {old_passes} passes then, {new_passes} now with the current checkers. "
              f"{divergent} run(s) whose replayed tool results differ from the recorded ones.\n\n"]
+    if changed_tasks:
+        parts.append(f"Changed since the campaign (content hash differs; the recorded calls were replayed on "
+                     f"today's instance): {', '.join(changed_tasks)}.\n\n")
     rows = changed_rows(rescored)
     parts.append(markdown_table(rows) if rows else "No run changed its verdict.\n")
     return "".join(parts)

@@ -182,6 +182,12 @@ def test_rescore_replays_a_campaign_without_calling_a_model(project, monkeypatch
     final = [m for m in transcript["messages"] if m["role"] == "assistant"][-1]
     final["content"] = "The 10-day moving average is 42.0."
     path.write_text(json.dumps(transcript))
+    # Pretend task_07 was different when the campaign ran: the rescore must say so.
+    stored = runs(old)
+    for r in stored:
+        if r["task"] == "task_07":
+            r["task_hash"] = "0" * 64
+    (old / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in stored))
 
     result = session(project, "--agentic-rescore", str(old), "-m", CORE, "--agentic-out", "new", "-n", "2")
     result.assert_outcomes(passed=8, failed=1)
@@ -202,6 +208,9 @@ def test_rescore_replays_a_campaign_without_calling_a_model(project, monkeypatch
     summary = (folder / "summary.md").read_text()
     assert "## Rescore" in summary and "9 passes then, 8 now" in summary
     assert "| oracle  | task_09 | 2     | passed | wrong_answer" in summary
+    assert "Changed since the campaign (content hash differs; the recorded calls were replayed on today's " \
+           "instance): task_07." in summary
+    assert [k for k, r in records.items() if r["tags"].get("task_changed")] == [("task_07", n) for n in (1, 2, 3)]
 
 
 def test_manifest_records_provenance_and_no_secret(project):
