@@ -12,14 +12,20 @@ The file (YAML)::
         score: "0/3"
       - id: P6
         cost_per_pass: [0, 0.003]    # dollars, an inclusive range [low, high], or ">= x", "< x", ...
+      - id: P5
+        quick_fails: ">= 1"          # runs that answered without a tool call
+      - id: P9
+        failures: ">= 10"            # failed judged runs, optionally of one mode:
+        mode: wrong_answer
       - id: F4
         task: task_09
         score: ">= 1/3"
         falsifier: true              # a condition that, when met, falsifies the campaign's hypothesis
 
-Each entry has an ``id``, optionally ``claim``, ``model``, ``task`` and
-``falsifier``, and exactly one measure: ``score``, ``pass_rate`` (0..1),
-``cost_per_pass`` or ``total_cost`` (dollars). A score compares as a pass
+Each entry has an ``id``, optionally ``claim``, ``model``, ``task``, ``mode``
+and ``falsifier``, and exactly one measure: ``score``, ``pass_rate`` (0..1),
+``cost_per_pass`` or ``total_cost`` (dollars), ``failures`` or ``quick_fails``
+(counts of judged runs). A score compares as a pass
 rate over the judged runs (infra errors are not judged), so ">= 20/30" reads
 "a pass rate of at least 2/3". A prediction *held* or *failed*; a falsifier was
 *triggered* (its condition was met) or *not triggered*; either has *no data*
@@ -39,8 +45,9 @@ from typing import Any
 from . import tables
 from .records import FailureMode, RunRecord
 
-MEASURES = ("score", "pass_rate", "cost_per_pass", "total_cost")
-KEYS = ("id", "claim", "model", "task", "falsifier", *MEASURES)
+MEASURES = ("score", "pass_rate", "cost_per_pass", "total_cost", "failures", "quick_fails")
+KEYS = ("id", "claim", "model", "task", "mode", "falsifier", *MEASURES)
+COUNTS = ("failures", "quick_fails")
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     ">=": operator.ge, "<=": operator.le, "==": operator.eq, ">": operator.gt, "<": operator.lt, "=": operator.eq,
 }
@@ -77,12 +84,14 @@ class Prediction:
     claim: str = ""
     model: str | None = None
     task: str | None = None
+    mode: str | None = None
     falsifier: bool = False
 
     @property
     def expected(self) -> str:
         where = self.task or "overall"
-        return f"{where} {self.measure.replace('_', ' ')} {self.condition.text}"
+        what = f"{self.mode} failures" if self.mode else self.measure.replace("_", " ")
+        return f"{where} {what} {self.condition.text}"
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,8 @@ def _condition(where: str, measure: str, raw: Any) -> Condition:
     else:
         if denominator is not None:
             raise PredictionsError(f"{where}: key {measure!r} takes a number, got {raw!r}")
+        if measure in COUNTS and (value.denominator != 1 or value < 0):
+            raise PredictionsError(f"{where}: key {measure!r} counts runs: a whole number, got {raw!r}")
         if measure == "pass_rate" and not 0 <= value <= 1:
             raise PredictionsError(f"{where}: key 'pass_rate' is a fraction between 0 and 1, got {raw!r}")
         text = f"{op or '=='} {number}"
@@ -173,6 +184,10 @@ def load(path: str | Path, models: Sequence[str] | None = None) -> list[Predicti
                 raise PredictionsError(f"{where}: key {key!r} must be a string, got {raw[key]!r}")
         if "falsifier" in raw and not isinstance(raw["falsifier"], bool):
             raise PredictionsError(f"{where}: key 'falsifier' must be true or false, got {raw['falsifier']!r}")
+        modes = [m.value for m in FailureMode]
+        if "mode" in raw and (measures[0] != "failures" or raw["mode"] not in modes):
+            raise PredictionsError(f"{where}: key 'mode' goes with 'failures' and names a failure mode "
+                                   f"({', '.join(modes)}), got {raw['mode']!r}")
         model = raw.get("model", default_model)
         if models is not None and model is not None and model not in models:
             raise PredictionsError(f"{where}: key 'model': {model!r} is not a model of this session "
@@ -180,7 +195,7 @@ def load(path: str | Path, models: Sequence[str] | None = None) -> list[Predicti
         if models is not None and model is None and len(models) > 1:
             raise PredictionsError(f"{where}: key 'model' is needed: this session runs {', '.join(models)}")
         out.append(Prediction(id=pid, measure=measures[0], condition=_condition(where, measures[0], raw[measures[0]]),
-                              claim=raw.get("claim", ""), model=model, task=raw.get("task"),
+                              claim=raw.get("claim", ""), model=model, task=raw.get("task"), mode=raw.get("mode"),
                               falsifier=raw.get("falsifier", False)))
     return out
 
@@ -196,6 +211,14 @@ def _actual(p: Prediction, records: Sequence[RunRecord]) -> tuple[Fraction | Non
         rate = Fraction(passed, len(judged))
         shown = f"{passed}/{len(judged)}" if p.measure == "score" else f"{float(rate):.3f} ({passed}/{len(judged)})"
         return rate, shown
+    if p.measure in COUNTS:
+        if not judged:
+            return None, "no runs"
+        if p.measure == "quick_fails":
+            n = sum(1 for r in judged if r["tags"].get("quick_fail"))
+        else:
+            n = sum(1 for r in judged if not r["passed"] and (p.mode is None or r["failure_mode"] == p.mode))
+        return Fraction(n), f"{n} of {len(judged)} runs"
     rows = tables.cost_breakdown(runs)
     if not rows:
         return None, "no runs"

@@ -36,6 +36,12 @@ predictions:
   - id: P8
     task: task_11
     score: "3/3"
+  - id: P5
+    claim: quick-fail pattern reproduced
+    quick_fails: ">= 1"
+  - id: P9
+    failures: [7, 8]
+    mode: wrong_answer
 """
 
 
@@ -49,7 +55,10 @@ def qwen_like():
     """22/30 with task_09 at 1/3 and task_02 at 1/3, as in the Qwen3 Coder write-up."""
     per_task = {f"task_{i:02d}": 3 for i in range(1, 11)}
     per_task.update(task_02=1, task_09=1, task_04=2, task_05=2, task_10=1)
-    return scores(per_task, cost=0.0018 * 22 / 30)
+    records = scores(per_task, cost=0.0018 * 22 / 30)
+    records[-1].update(failure_mode="gave_up_mid_plan")  # task_10 run3
+    records[3]["tags"] = {"quick_fail": True}  # task_02 run1, a pass
+    return records
 
 
 def test_scoring_says_held_failed_triggered_and_no_data(tmp_path):
@@ -65,8 +74,10 @@ def test_scoring_says_held_failed_triggered_and_no_data(tmp_path):
     assert result["F3"] == ("22/30", "not triggered")
     assert result["F4"] == ("1/3", "triggered")
     assert result["P8"] == ("no runs", "no data")
+    assert result["P5"] == ("1 of 30 runs", "held")
+    assert result["P9"] == ("7 of 30 runs", "held")  # 8 failures, 7 of them wrong_answer
     tally = predictions.tally(predictions.score(preds, records))
-    assert tally == "3/6 predictions held (1 without data); falsifiers triggered: F4"
+    assert tally == "5/8 predictions held (1 without data); falsifiers triggered: F4"
     text = predictions.markdown(predictions.score(preds, records), "p.yaml")
     assert "| F4 (falsifier)" in text and "task_09 score >= 1/3" in text
 
@@ -93,6 +104,9 @@ def test_scores_compare_as_rates_over_judged_runs(tmp_path):
     ("predictions:\n  - {id: P1, score: '1/3'}\n  - {id: P1, score: '2/3'}\n", r"entry 2 \(P1\): key 'id'.*twice"),
     ("predictions:\n  - {id: P1, model: other, score: '1/3'}\n", "key 'model': 'other' is not a model of this"),
     ("predictions: [\n", "not valid YAML"),
+    ("predictions:\n  - {id: P1, failures: 2.5}\n", "key 'failures' counts runs"),
+    ("predictions:\n  - {id: P1, failures: 2, mode: wrong}\n", "key 'mode' goes with 'failures'"),
+    ("predictions:\n  - {id: P1, score: '1/3', mode: wrong_answer}\n", "key 'mode' goes with 'failures'"),
 ])
 def test_bad_files_name_file_entry_and_key(tmp_path, text, message):
     path = write(tmp_path, text)
