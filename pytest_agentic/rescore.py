@@ -80,6 +80,18 @@ class Replay:
     def id(self) -> str:
         return self.campaign.id
 
+    def restrict(self, names: list[str]) -> None:
+        """Replay only these models' runs (``--model``); ``all`` keeps every one."""
+        if not names or "all" in names:
+            return
+        unknown = [n for n in names if n not in self.entries]
+        if unknown:
+            raise RescoreError(f"--model {', '.join(unknown)}: not in the rescored campaign {self.id} "
+                               f"(its models: {', '.join(self.entries)})")
+        self.entries = {n: e for n, e in self.entries.items() if n in names}
+        self.recorded_models = [m for m in self.recorded_models if m["name"] in names]
+        self._records = {k: r for k, r in self._records.items() if k[1] in names}
+
     def cases(self, task: str) -> list[tuple[str, int]]:
         """The (model, run) items of ``task`` in the stored campaign."""
         return sorted((m, r) for (t, m, r) in self._records if t == task)

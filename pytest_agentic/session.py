@@ -55,6 +55,7 @@ class AgenticSession:
         if rescore:
             try:
                 self.replay = Replay(rescore)
+                self.replay.restrict(self.model_names)
             except RescoreError as exc:
                 raise pytest.UsageError(str(exc)) from None
             if seed is not None and seed != self.replay.seed:

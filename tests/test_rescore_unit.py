@@ -60,3 +60,21 @@ def test_secret_parameters_are_redacted():
     assert provenance.redact(params) == {"max_tokens": 5, "top_k": 3, "aws_secret_access_key": "<redacted>",
                                          "extra_headers": {"Authorization": "<redacted>"},
                                          "extra_body": {"x-api-key": "<redacted>", "reasoning": {"effort": "low"}}}
+
+
+def test_a_rescore_can_be_restricted_to_some_models(tmp_path):
+    import pytest
+
+    from pytest_agentic.rescore import Replay, RescoreError
+
+    from .records import scores, write_campaign
+
+    folder = write_campaign(tmp_path / "c", scores({"t": 1}, model="a") + scores({"t": 2}, model="b"),
+                            models=[{"name": "a", "model": "x/a", "limits": {"max_turns": 5}}, {"name": "b"}])
+    replay = Replay(folder)
+    assert replay.cases("t") == [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("b", 3)]
+    assert replay.entries["a"].model == "agentic-scripted/replay" and replay.entries["a"].limits == {"max_turns": 5}
+    replay.restrict(["b"])
+    assert replay.cases("t") == [("b", 1), ("b", 2), ("b", 3)] and list(replay.entries) == ["b"]
+    with pytest.raises(RescoreError, match="--model c: not in the rescored campaign c"):
+        Replay(folder).restrict(["c"])
