@@ -40,6 +40,13 @@ class TaskChange:
     now: Count | None
 
     @property
+    def p_value(self) -> float | None:
+        """Fisher's exact test on this task's counts (None when one side has no runs)."""
+        if self.then is None or self.now is None or not self.then.judged or not self.now.judged:
+            return None
+        return fisher_exact_p(self.now.passed, self.now.judged, self.then.passed, self.then.judged)
+
+    @property
     def change(self) -> str:
         if self.then is None:
             return "new"
@@ -169,19 +176,26 @@ def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
     rows = []
     for m in comparison.models:
         for t in m.tasks:
+            p = t.p_value
             rows.append({"model": m.label, "task": f"{t.task} {t.name}".strip(),
                          "then": str(t.then) if t.then else "-", "now": str(t.now) if t.now else "-",
-                         "change": t.change})
+                         "change": t.change, "p": "-" if p is None else f"{p:.3g}"})
         delta = m.now.passed - m.then.passed
         rows.append({"model": m.label, "task": "Total", "then": str(m.then), "now": str(m.now),
-                     "change": f"{delta:+d} ({m.verdict}, p = {m.p_value:.3g})"})
+                     "change": f"{delta:+d} ({m.verdict})", "p": f"{m.p_value:.3g}"})
     return rows
 
 
 def markdown(comparison: Comparison) -> str:
     from .summary import markdown_table
 
-    parts = [f"Then: `{comparison.then_id}`; now: `{comparison.now_id}`. Infra errors are not judged.\n\n"]
+    parts = [f"Then: `{comparison.then_id}`; now: `{comparison.now_id}`. Infra errors are not judged; "
+             "p: Fisher's exact test, two-sided, per task and on the total."]
+    sides = [c for m in comparison.models for t in m.tasks for c in (t.then, t.now) if c is not None]
+    if sides and max(c.judged for c in sides) <= 3:
+        parts.append(" With three runs or fewer a task, no single task's change can be beyond noise "
+                     "(0/3 against 3/3 gives p = 0.1): the total and the paired view are what can.")
+    parts.append("\n\n")
     if comparison.models:
         parts.append(markdown_table(task_rows(comparison)))
         parts.append("\n")

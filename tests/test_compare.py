@@ -23,7 +23,9 @@ def test_the_writeups_plus_five_is_within_noise():
     assert "p = 0.295" in sentence
     changes = {row["task"].split()[0]: row["change"] for row in compare.task_rows(result)}
     assert changes["task_01"] == "up" and changes["task_04"] == "down" and changes["task_07"] == "flat"
-    assert changes["Total"].startswith("+5 (within noise, p = 0.295")
+    assert changes["Total"] == "+5 (within noise)"
+    p_values = {row["task"].split()[0]: row["p"] for row in compare.task_rows(result)}
+    assert p_values["task_01"] == "0.4" and p_values["Total"] == "0.295"
 
 
 def test_a_large_change_is_beyond_noise_and_a_drop_is_a_regression():
@@ -83,7 +85,9 @@ def test_the_command_prints_the_verdicts_of_the_writeup_and_a_constructed_case(t
     b = write_campaign(tmp_path / "2026-05-25-nano", scores(NANO_NOW, model="nano"))
     assert compare.main([str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert "| nano    | task_04 name_task_04 | 1/3    | 0/3   | down" in out
+    assert "| nano    | task_04 name_task_04 | 1/3    | 0/3   | down              | 1     |" in out
+    assert "| nano    | Total                | 10/30  | 15/30 | +5 (within noise) | 0.295 |" in out
+    assert "no single task's change can be beyond noise" in out
     assert ("- nano: 10/30 then, 15/30 now (+5 passes): within noise (Fisher's exact test, two-sided, "
             "p = 0.295, alpha 0.05); paired per task: 5 up, 1 down, 4 flat, sign test p = 0.219, within noise") in out
     low = write_campaign(tmp_path / "low", scores({f"task_{i:02d}": (1 if i <= 3 else 0) for i in range(1, 11)}))

@@ -62,7 +62,7 @@ def test_comparison_predictions_and_a_failed_regression_gate(project):
     result.stdout.fnmatch_lines([
         "Comparison with an earlier campaign:",
         "*near-miss*task_09 know_when_to_stop*3/3*0/3*down*",
-        "*near-miss*Total*9/9*0/9*-9 (beyond noise, p = 4.11e-05)*",
+        "*near-miss*Total*9/9*0/9*-9 (beyond noise)*4.11e-05*",
         "Predictions:",
         "*1/2 predictions held; falsifiers triggered: F1*",
         "*P1*the near-miss passes everything*overall score 9/9*0/9*failed*",
