@@ -103,7 +103,7 @@ def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
         f"- started {campaign.started_at}, finished {campaign.finished_at}\n",
         "\n## Pass rate (95% Wilson interval; infra errors not judged)\n\n",
         f"pass@k: the chance that at least one of k runs passes; pass^k: that all k pass (k = 1..{max_k}, "
-        "unbiased estimates from the judged runs).\n\n",
+        "unbiased estimates from the judged runs; overall: their mean over the tasks).\n\n",
         markdown_table(score_rows(records, max_k)),
         "\n## Failure modes\n\n",
         markdown_table(mode_rows(records)) if mode_rows(records) else "No failed runs.\n",

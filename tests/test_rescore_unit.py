@@ -1,13 +1,11 @@
-"""Rescoring, the parts without a session: transcripts to replay scripts; consistency and secrets."""
+"""Rescoring, the parts without a session: transcripts become replay scripts; restricting models."""
 
 from __future__ import annotations
 
-from pytest_agentic import provenance, summary, tables
 from pytest_agentic.rescore import solution_of
 from pytest_agentic.scripted import Fault
 from pytest_agentic.task import Final, ToolCall
 
-from .records import record
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "fs_read", "arguments": '{"path": "a"}'}}
 BAD = {"id": "c2", "type": "function", "function": {"name": "fs_nope", "arguments": "{not json"}}
@@ -38,28 +36,6 @@ def test_lost_and_cut_runs_replay_as_such():
     assert cut == []
     empty = solution_of(transcript("empty_final", {"role": "assistant", "content": ""}))
     assert empty == [Final("")]
-
-
-def test_flaky_tasks_list_which_runs_failed_and_how():
-    records = [record("t", 1, True), dict(record("t", 2, False, mode="wrong_answer"),
-                                          reason="AssertionError: files were written in the wrong order"),
-               record("t", 3, False, mode="gave_up_mid_plan"), record("u", 1, True),
-               record("u", 2, False, mode="infra_error")]
-    rows = {r["task"]: r for r in tables.consistency(records)}
-    assert rows["t"]["verdict"] == "flaky" and rows["t"]["score"] == "1/3"
-    assert rows["t"]["failed_runs"] == "run2: wrong_answer; run3: gave_up_mid_plan"
-    assert rows["u"]["verdict"] == "solid"  # the infra error is not judged
-    text = summary.consistency_markdown(records)
-    assert "## flaky (1)" in text and "run3: gave_up_mid_plan" in text
-    assert "- m t run2: wrong_answer (stop: final_answer): AssertionError: files were written in the wrong order" in text
-
-
-def test_secret_parameters_are_redacted():
-    params = {"max_tokens": 5, "top_k": 3, "aws_secret_access_key": "s", "extra_headers": {"Authorization": "b"},
-              "extra_body": {"x-api-key": "k", "reasoning": {"effort": "low"}}}
-    assert provenance.redact(params) == {"max_tokens": 5, "top_k": 3, "aws_secret_access_key": "<redacted>",
-                                         "extra_headers": {"Authorization": "<redacted>"},
-                                         "extra_body": {"x-api-key": "<redacted>", "reasoning": {"effort": "low"}}}
 
 
 def test_a_rescore_can_be_restricted_to_some_models(tmp_path):
