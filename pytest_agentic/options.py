@@ -105,7 +105,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="fail when more than N runs were lost to infra errors")
     gates.addoption("--agentic-gate-only", dest=GATE_ONLY, action="store_true", default=False,
                     help="the exit status follows the gates only: failed agent runs (model failures) do not "
-                         "make the session fail; other failed tests still do")
+                         "make the session fail; other failed tests still do, and so do infra errors unless "
+                         "--agentic-max-infra-errors bounds them")
     parser.addini("agentic_runs", "default runs per task and model", default=str(DEFAULT_RUNS))
 
 
