@@ -85,17 +85,22 @@ def evaluate(config: GateConfig, records: Sequence[RunRecord], comparison: Compa
     return results
 
 
-def exit_status(config: GateConfig, results: Sequence[GateResult], exitstatus: int, other_failures: int) -> int:
+def exit_status(config: GateConfig, results: Sequence[GateResult], exitstatus: int, other_failures: int,
+                infra_errors: int = 0) -> int:
     """The session's exit status given the gates.
 
     ``exitstatus`` is pytest's; ``other_failures`` counts failed tests that are
     not judged agent runs (harness errors, failed setup, plain tests), which
-    ``gate_only`` never hides. Interrupted, usage and internal errors are kept.
+    ``gate_only`` never hides; nor does it hide ``infra_errors`` (runs lost to
+    the endpoint) unless the max-infra-errors gate bounds them. Interrupted,
+    usage and internal errors are kept.
     """
     if exitstatus not in (0, 1):
         return exitstatus
     if any(not r.passed for r in results):
         return GATE_FAILED_EXIT
+    if config.max_infra_errors is None:
+        other_failures += infra_errors
     if config.gate_only and exitstatus == 1 and other_failures == 0:
         return 0
     return exitstatus

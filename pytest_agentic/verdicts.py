@@ -72,11 +72,10 @@ class Verdicts:
         if self.predictions:
             self.scored = predictions.score(self.predictions, records)
         self.gate_results = gates.evaluate(self.gate_config, records, self.comparison)
-        if self.gate_config.gate_only and self.gate_config.max_infra_errors is None:
-            # Under --agentic-gate-only, runs lost to the endpoint still fail the session unless a gate bounds them.
-            other_failures += sum(1 for r in records if r["failure_mode"] == FailureMode.INFRA_ERROR.value)
+        infra = sum(1 for r in records if r["failure_mode"] == FailureMode.INFRA_ERROR.value)
         self.exitstatus = int(exitstatus)
-        self.final_exitstatus = gates.exit_status(self.gate_config, self.gate_results, int(exitstatus), other_failures)
+        self.final_exitstatus = gates.exit_status(self.gate_config, self.gate_results, int(exitstatus),
+                                                  other_failures, infra)
         return self.final_exitstatus
 
     def sections(self, records: Sequence[RunRecord]) -> list[tuple[str, str]]:

@@ -49,3 +49,6 @@ def test_exit_status():
     assert gates.exit_status(only, ok, 1, 2) == 1  # other failed tests are never hidden
     assert gates.exit_status(only, bad, 1, 0) == GATE_FAILED_EXIT
     assert gates.exit_status(only, bad, 2, 0) == 2  # interrupted stays interrupted
+    assert gates.exit_status(only, ok, 1, 0, infra_errors=1) == 1  # lost runs are not hidden either...
+    bounded = GateConfig(max_infra_errors=1, gate_only=True)
+    assert gates.exit_status(bounded, ok, 1, 0, infra_errors=1) == 0  # ...unless a gate bounds them
