@@ -6,12 +6,13 @@ import csv
 import datetime as dt
 import json
 import os
-import platform
 import sys
 from pathlib import Path
 from typing import Any
 
-from . import __version__, tables
+import pytest
+
+from . import __version__, provenance, tables
 from .records import RunRecord
 from .redact import redact
 from .session import AgenticSession
@@ -47,6 +48,8 @@ class Campaign:
             self.started_at = manifest.get("started_at", self.started_at)
             self.resumed_at = [*manifest.get("resumed_at", []), _now()]
             self.records = load_runs(session.resume_dir)
+        #: Comparison, predictions, rescore and gates (set by the controller); None in plain use.
+        self.verdicts: Any = None
 
     # -- gathering ------------------------------------------------------------
     def add(self, record: RunRecord, transcript: dict[str, Any]) -> None:
@@ -72,6 +75,8 @@ class Campaign:
     def _new_folder(self) -> Path:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         models = "+".join(e.name for e in self.session.selected_models())[:80]
+        if self.session.replay is not None:
+            models = f"rescore-{models}"
         base = f"{stamp}-{models}"
         self.session.out_dir.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
@@ -112,8 +117,11 @@ class Campaign:
             "runs_recorded": len(self.records),
             "notes": self.notes,
             "budget_usd": self.session.budget,
-            "machine": {"os": platform.platform(), "python": platform.python_version(),
-                        "processor": platform.machine()},
+            "machine": provenance.machine(),
+            "packages": provenance.packages(),
+            "pytest_version": pytest.__version__,
+            "xdist_workers": getattr(self.session.config.option, "numprocesses", None),
+            **(self.verdicts.manifest() if self.verdicts is not None else {}),
         }
 
     def write_manifest(self) -> None:

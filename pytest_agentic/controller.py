@@ -9,6 +9,7 @@ from .budget import SKIP_REASON, Ledger
 from .campaign import Campaign
 from .session import AgenticSession
 from .summary import cost_rows, markdown_table, mode_rows, score_rows
+from .verdicts import Verdicts
 
 
 class Controller:
@@ -21,6 +22,10 @@ class Controller:
         self.budget_skipped = 0
         if session.budget is not None:
             session.ledger = Ledger.create()
+        self.verdicts = Verdicts(session)
+        self.campaign.verdicts = self.verdicts
+        #: Failed tests that are not judged agent runs (setup errors, harness errors, plain tests).
+        self.other_failures = 0
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:  # type: ignore[no-untyped-def]
@@ -34,7 +39,8 @@ class Controller:
             self.session.ledger.remove()
 
     def _agentic_session(self, config: pytest.Config) -> bool:
-        return bool(self.session.model_names) or self.session.models_path.is_file()
+        return (bool(self.session.model_names) or self.session.models_path.is_file()
+                or self.session.replay is not None)
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         if not self._agentic_session(config):
@@ -49,6 +55,7 @@ class Controller:
         if config.option.collectonly or not self._agentic_session(config):
             return
         self.session.check_environment()
+        self.verdicts.check()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         announced = getattr(report, outcome.STARTED_ATTR, None)
@@ -66,11 +73,18 @@ class Controller:
             # (the machine's fault, never the model's).
             cause = str(report.longrepr).strip().splitlines()[0] if report.longrepr else "worker crashed"
             self.campaign.add(*outcome.lost(self.running.pop(report.nodeid), cause))
+        elif report.failed:
+            self.other_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not session.shouldstop
         self.campaign.notes = self.notes()
+        if self.campaign.path is not None:
+            # The gates may change the exit status; pytest returns session.exitstatus as set here.
+            session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures,
+                                                        self.campaign.path.name)
         self.campaign.finish(complete=complete)
+        self.verdicts.keep_inputs(self.campaign.path)
         modecache.remember(session.config, self.campaign.records)
 
     def notes(self) -> list[str]:
@@ -110,6 +124,12 @@ class Controller:
             tr.write_line(line)
         for note in campaign.notes:
             tr.write_line(note, yellow=True)
+        for title, body in self.verdicts.sections(records):
+            tr.write_line("")
+            tr.write_line(f"{title}:", bold=True)
+            failed_gate = title == "CI gates" and self.verdicts.final_exitstatus == 6
+            for line in body.rstrip("\n").splitlines():
+                tr.write_line(line, red=failed_gate and "FAIL" in line)
         if not campaign.complete:
             tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
         tr.write_line(f"campaign written to {campaign.path}")

@@ -52,7 +52,7 @@ class Agent:
         key = None
         metadata = {"agentic_task": self.spec.id, "agentic_run": self.case.run}
         if self.entry.scripted:
-            key = scripted.register(scripted.script_for(self.entry.model, self.instance, self.case.run))
+            key = scripted.register(self.session.script(self.spec, self.case, self.entry, self.instance))
             metadata[scripted.METADATA_KEY] = key
         try:
             result = run_agent(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .limits import Limits
+from .provenance import redact
 
 #: Keys an entry may have; anything else is a typo and is refused.
 ENTRY_KEYS = {
@@ -63,7 +64,7 @@ class ModelEntry:
         return {
             "name": self.name,
             "model": self.model,
-            "params": dict(self.params),
+            "params": redact(dict(self.params)),
             "price": dict(self.price) if self.price is not None else None,
             "api_base": self.api_base,
             "api_base_env": self.api_base_env,

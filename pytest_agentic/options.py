@@ -13,6 +13,14 @@ OUT = "agentic_out"
 SEED = "agentic_seed"
 RESUME = "agentic_resume"
 BUDGET = "agentic_budget"
+COMPARE = "agentic_compare"
+MIN_PASS_RATE = "agentic_min_pass_rate"
+MIN_LOWER_BOUND = "agentic_min_lower_bound"
+FAIL_ON_REGRESSION = "agentic_fail_on_regression"
+MAX_INFRA_ERRORS = "agentic_max_infra_errors"
+GATE_ONLY = "agentic_gate_only"
+RESCORE = "agentic_rescore"
+PREDICTIONS = "agentic_predictions"
 
 DEFAULT_RUNS = 3
 
@@ -53,6 +61,32 @@ def _budget(text: str) -> float:
     return value
 
 
+def _fraction(text: str) -> float:
+    """A rate: 0.6, or 60%."""
+    import argparse
+
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a rate such as 0.6 or 60%, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a rate between 0 and 1 (or 0% and 100%), got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
+    return value
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("agentic", "agent evaluation (pytest-agentic)")
     group.addoption("--model", dest=MODEL, action="append", default=[], metavar="NAME",
@@ -71,6 +105,27 @@ def add_options(parser: pytest.Parser) -> None:
                          "(runs lost to infra errors are run again)")
     group.addoption("--agentic-budget", dest=BUDGET, type=_budget, default=None, metavar="USD",
                     help="campaign cost budget in dollars: once spent, the remaining runs are skipped")
+    group.addoption("--agentic-compare", dest=COMPARE, default=None, metavar="PATH",
+                    help="an earlier campaign folder: add a per-task then/now table and say whether the overall "
+                         "change is beyond noise (Fisher's exact test, alpha 0.05)")
+    group.addoption("--agentic-predictions", dest=PREDICTIONS, default=None, metavar="FILE.yaml",
+                    help="predictions written before the campaign, scored after it (see the README for the format)")
+    group.addoption("--agentic-rescore", dest=RESCORE, default=None, metavar="PATH",
+                    help="re-judge a stored campaign with the current checkers by replaying its recorded tool "
+                         "calls; no model is called")
+    gates = parser.getgroup("agentic gates", "CI gates on the campaign (pytest-agentic); a failed gate exits 6")
+    gates.addoption("--agentic-min-pass-rate", dest=MIN_PASS_RATE, type=_fraction, default=None, metavar="X",
+                    help="fail when a model's overall pass rate is under X (0.6 or 60%%)")
+    gates.addoption("--agentic-min-lower-bound", dest=MIN_LOWER_BOUND, type=_fraction, default=None, metavar="X",
+                    help="fail when the 95%% Wilson lower bound of a model's overall pass rate is under X")
+    gates.addoption("--agentic-fail-on-regression", dest=FAIL_ON_REGRESSION, action="store_true", default=False,
+                    help="with --agentic-compare: fail when a model's pass rate dropped beyond noise")
+    gates.addoption("--agentic-max-infra-errors", dest=MAX_INFRA_ERRORS, type=_count, default=None, metavar="N",
+                    help="fail when more than N runs were lost to infra errors")
+    gates.addoption("--agentic-gate-only", dest=GATE_ONLY, action="store_true", default=False,
+                    help="the exit status follows the gates only: failed agent runs (model failures) do not "
+                         "make the session fail; other failed tests still do, and so do infra errors unless "
+                         "--agentic-max-infra-errors bounds them")
     parser.addini("agentic_runs", "default runs per task and model", default=str(DEFAULT_RUNS))
 
 

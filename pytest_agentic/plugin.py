@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from . import markers, modecache, options, outcome
+from . import markers, modecache, options, outcome, rescore
 from .controller import Controller
 from .fixture import Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case
@@ -36,7 +36,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         )
     session = metafunc.config.stash[SESSION_KEY]
     validate_instance(task_spec_of(metafunc.definition), session)
-    cases = session.cases()
+    cases = session.cases(task_spec_of(metafunc.definition))
     metafunc.parametrize("agentic_case", cases, ids=[f"{c.model}-run{c.run}" for c in cases])
 
 
@@ -51,8 +51,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if spec is not None:
             markers.ensure(config, spec.id, f"agent task {spec.name}")
             item.add_marker(spec.id)
-            case = item.callspec.params["agentic_case"]  # type: ignore[attr-defined]
-            if (case.model, spec.id, case.run) in done:
+            case = item.callspec.params.get("agentic_case")  # type: ignore[attr-defined]
+            if isinstance(case, Case) and (case.model, spec.id, case.run) in done:
                 skip.append(item)
                 continue
         keep.append(item)
@@ -61,6 +61,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
     modecache.mark_items(config, items)
     markers.check_expression(config, items)
+    if config.stash[SESSION_KEY].replay is not None:
+        rescore.deselect_unrecorded(config, items)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -74,6 +76,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         built = outcome.build(item, report)
         if built is not None:
             record, transcript = built
+            replay = item.config.stash[SESSION_KEY].replay
+            if replay is not None:
+                replay.annotate(record, transcript)
             setattr(report, outcome.RECORD_ATTR, record)
             setattr(report, outcome.TRANSCRIPT_ATTR, transcript)
             item.user_properties.extend(outcome.junit_properties(record))

@@ -14,6 +14,7 @@ import itertools
 import json
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .task import Final, Solution, TaskInstance, ToolCall
@@ -21,6 +22,13 @@ from .task import Final, Solution, TaskInstance, ToolCall
 PROVIDER = "agentic-scripted"
 #: Key of the call metadata that names the script of a run.
 METADATA_KEY = "agentic_script"
+
+@dataclass(frozen=True)
+class Fault:
+    """A script step that makes the model call fail (a replayed infra error): never judged."""
+
+    message: str
+
 
 _scripts: dict[str, Solution] = {}
 _lock = threading.Lock()
@@ -93,6 +101,9 @@ def _install() -> None:
                     llm_provider=PROVIDER,
                 )
             turn = sum(1 for m in messages if m.get("role") == "assistant")
+            step: Any = script[turn] if turn < len(script) else None
+            if isinstance(step, Fault):
+                raise litellm.BadRequestError(message=step.message, model=model, llm_provider=PROVIDER)
             if turn < len(script):
                 message, finish = _step_message(script[turn], turn)
             else:  # the script is over: an empty reply, as a model that stops mid-plan

@@ -12,7 +12,8 @@ import pytest
 from . import options
 from .budget import Ledger
 from .models import ModelEntry, ModelsFileError, Registry, load_registry
-from .task import CANONICAL_SEED, TaskInstance, TaskSpec
+from .rescore import Replay, RescoreError
+from .task import CANONICAL_SEED, Solution, TaskInstance, TaskSpec
 
 SESSION_KEY = pytest.StashKey["AgenticSession"]()
 
@@ -57,6 +58,20 @@ class AgenticSession:
         self.ledger: Ledger | None = Ledger(Path(ledger)) if ledger else None
         #: Endpoint per model entry, for entries served by a local server.
         self.api_bases: dict[str, str] = dict(getattr(config, "workerinput", {}).get("agentic_api_bases", {}))
+        #: Under --agentic-rescore: the stored campaign whose runs are replayed instead of calling a model.
+        self.replay: Replay | None = None
+        rescore = options.option(config, options.RESCORE)
+        if rescore:
+            try:
+                self.replay = Replay(rescore)
+                self.replay.restrict(self.model_names)
+            except RescoreError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            if seed is not None and seed != self.replay.seed:
+                raise pytest.UsageError(f"--agentic-seed {seed}: the rescored campaign {self.replay.id} ran seed "
+                                        f"{self.replay.seed}; a rescore replays the same instances")
+            self.seed = self.replay.seed
+            self.runs = self.replay.runs
 
     # -- models -------------------------------------------------------------
     @property
@@ -69,6 +84,8 @@ class AgenticSession:
         return self._registry
 
     def selected_models(self) -> list[ModelEntry]:
+        if self._selected is None and self.replay is not None:
+            self._selected = list(self.replay.entries.values())
         if self._selected is None:
             try:
                 self._selected = self.registry.select(self.model_names)
@@ -92,6 +109,8 @@ class AgenticSession:
         return self._secrets
 
     def entry(self, name: str) -> ModelEntry:
+        if self.replay is not None:
+            return self.replay.entries[name]
         return self.registry.entries[name]
 
     def api_base(self, entry: ModelEntry) -> str | None:
@@ -124,8 +143,18 @@ class AgenticSession:
         return self._resume_done
 
     # -- tasks --------------------------------------------------------------
-    def cases(self) -> list[Case]:
+    def cases(self, spec: TaskSpec | None = None) -> list[Case]:
+        if self.replay is not None and spec is not None:
+            return [Case(model, run) for model, run in self.replay.cases(spec.id)]
         return [Case(e.name, run) for e in self.selected_models() for run in range(1, self.runs + 1)]
+
+    def script(self, spec: TaskSpec, case: Case, entry: ModelEntry, instance: TaskInstance) -> Solution:
+        """What a scripted model plays for this run: the recorded turns under a rescore, else its script."""
+        from . import scripted
+
+        if self.replay is not None:
+            return self.replay.solution(spec.id, case.model, case.run)
+        return scripted.script_for(entry.model, instance, case.run)
 
     def instance(self, spec: TaskSpec) -> TaskInstance:
         key = (spec.id, self.seed)
@@ -134,9 +163,12 @@ class AgenticSession:
         return self._instances[key]
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described = {
             "models_file": str(self.models_path),
             "models": [e.public() for e in self.selected_models()],
             "runs": self.runs,
             "seed": self.seed,
         }
+        if self.replay is not None:
+            described.update(self.replay.describe())
+        return described

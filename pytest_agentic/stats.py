@@ -29,3 +29,22 @@ def pass_hat_k(runs: int, passed: int, k: int) -> float:
     if k > runs:
         raise ValueError(f"k={k} is more than the {runs} runs")
     return comb(passed, k) / comb(runs, k)
+
+
+def fisher_exact_p(passed_a: int, runs_a: int, passed_b: int, runs_b: int) -> float:
+    """Two-sided p-value of Fisher's exact test on two pass/fail counts (scipy's implementation)."""
+    from scipy.stats import fisher_exact
+
+    if runs_a == 0 or runs_b == 0:
+        return 1.0
+    table = [[passed_a, runs_a - passed_a], [passed_b, runs_b - passed_b]]
+    return float(fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def sign_test_p(up: int, down: int) -> float:
+    """Two-sided exact sign test: are ``up`` changes among ``up + down`` more than chance (p = 1/2)?"""
+    if up + down == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(up, up + down, 0.5).pvalue)

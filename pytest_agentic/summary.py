@@ -26,6 +26,12 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
+def _series(row: dict[str, Any], prefix: str, max_k: int) -> str:
+    """pass@k (or pass^k) for k = 1..max_k, compactly: '0.33 0.67 1.00' ('-' past the judged runs)."""
+    values = [row.get(f"{prefix}{k}") for k in range(1, max_k + 1)]
+    return " ".join("-" if v is None else f"{v:.2f}" for v in values)
+
+
 def score_rows(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]:
     """One row per model and task (and an overall row per model), for people to read."""
     rows = []
@@ -36,7 +42,8 @@ def score_rows(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]
             "score": f"{r['passed']}/{r['judged']}",
             "pass rate": _pct(r["pass_rate"]),
             "95% CI": "-" if r["pass_rate"] is None else f"{_pct(r['ci95_low'])}-{_pct(r['ci95_high'])}",
-            f"pass^{max_k}": "-" if r.get(f"pass^{max_k}") is None else f"{r[f'pass^{max_k}']:.2f}",
+            f"pass@1..{max_k}": _series(r, "pass@", max_k),
+            f"pass^1..{max_k}": _series(r, "pass^", max_k),
             "infra": r["infra_errors"],
         })
     return rows
@@ -68,7 +75,21 @@ def consistency_markdown(records: Sequence[RunRecord]) -> str:
         if chosen:
             parts.append(f"\n## {verdict} ({len(chosen)})\n\n")
             parts.append(markdown_table(chosen, ["model", "task", "score", "failed_runs"]))
+            if verdict == "flaky":
+                parts.append(_flaky_details(records, chosen))
     return "".join(parts)
+
+
+def _flaky_details(records: Sequence[RunRecord], flaky: Sequence[dict[str, Any]]) -> str:
+    """How each failed run of a flaky task failed: mode, stop reason and the checker's message."""
+    wanted = {(r["model"], r["task"]) for r in flaky}
+    lines = ["\nHow the failed runs of flaky tasks failed:\n\n"]
+    for r in sorted(records, key=lambda r: (r["model"], r["task"], r["run"])):
+        if (r["model"], r["task"]) in wanted and not r["passed"] and r["failure_mode"] != "infra_error":
+            why = (r.get("reason") or "").replace("|", "/")[:200]
+            lines.append(f"- {r['model']} {r['task']} run{r['run']}: {r['failure_mode']} "
+                         f"(stop: {r.get('stop_reason', '?')}){': ' + why if why else ''}\n")
+    return "".join(lines)
 
 
 def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
@@ -82,12 +103,17 @@ def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
         f"- started {campaign.started_at}, finished {campaign.finished_at}\n",
         *(f"- note: {note}\n" for note in campaign.notes),
         "\n## Pass rate (95% Wilson interval; infra errors not judged)\n\n",
+        f"pass@k: the chance that at least one of k runs passes; pass^k: that all k pass (k = 1..{max_k}, "
+        "unbiased estimates from the judged runs; overall: their mean over the tasks).\n\n",
         markdown_table(score_rows(records, max_k)),
         "\n## Failure modes\n\n",
         markdown_table(mode_rows(records)) if mode_rows(records) else "No failed runs.\n",
         "\n## Cost\n\n",
         markdown_table(cost_rows(records)),
     ]
+    verdicts = getattr(campaign, "verdicts", None)
+    for title, body in verdicts.sections(records) if verdicts is not None else []:
+        parts.append(f"\n## {title}\n\n{body}")
     infra = [r for r in records if r["failure_mode"] == "infra_error"]
     if infra:
         parts.append(f"\n## Infra errors ({len(infra)}, not counted against the model)\n\n")

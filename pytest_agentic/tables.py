@@ -24,7 +24,20 @@ def _judged(runs: Sequence[RunRecord]) -> list[RunRecord]:
     return [r for r in runs if r["failure_mode"] != FailureMode.INFRA_ERROR.value]
 
 
-def _rate_columns(runs: Sequence[RunRecord], max_k: int) -> Row:
+def _per_task_mean(runs: Sequence[RunRecord], k: int, estimator: Any) -> float | None:
+    """The mean over tasks of a per-task estimate (pass@k, pass^k), as benchmarks report them overall.
+
+    Tasks with fewer than k judged runs have no estimate and are left out; None when no task has one.
+    """
+    values = []
+    for task_runs in _group(runs, "task").values():
+        judged = _judged(task_runs)
+        if len(judged) >= k:
+            values.append(estimator(len(judged), sum(r["passed"] for r in judged), k))
+    return sum(values) / len(values) if values else None
+
+
+def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall: bool = False) -> Row:
     judged = _judged(runs)
     n, c = len(judged), sum(r["passed"] for r in judged)
     low, high = wilson_interval(c, n)
@@ -37,10 +50,13 @@ def _rate_columns(runs: Sequence[RunRecord], max_k: int) -> Row:
         "ci95_low": round(low, 4) if n else None,
         "ci95_high": round(high, 4) if n else None,
     }
-    for k in range(1, max_k + 1):
-        row[f"pass@{k}"] = round(pass_at_k(n, c, k), 4) if k <= n else None
-    for k in range(1, max_k + 1):
-        row[f"pass^{k}"] = round(pass_hat_k(n, c, k), 4) if k <= n else None
+    for prefix, estimator in (("pass@", pass_at_k), ("pass^", pass_hat_k)):
+        for k in range(1, max_k + 1):
+            if overall:
+                value = _per_task_mean(runs, k, estimator)
+            else:
+                value = estimator(n, c, k) if k <= n else None
+            row[f"{prefix}{k}"] = round(value, 4) if value is not None else None
     return row
 
 
@@ -49,7 +65,7 @@ def pass_rate_by_task(records: Sequence[RunRecord], max_k: int) -> list[Row]:
     for (model, task), runs in _group(records, "model", "task").items():
         rows.append({"model": model, "task": task, "name": runs[0]["task_name"], **_rate_columns(runs, max_k)})
     for (model,), runs in _group(records, "model").items():
-        rows.append({"model": model, "task": "ALL", "name": "overall", **_rate_columns(runs, max_k)})
+        rows.append({"model": model, "task": "ALL", "name": "overall", **_rate_columns(runs, max_k, overall=True)})
     return rows
 
 

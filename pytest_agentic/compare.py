@@ -1,0 +1,234 @@
+"""Comparison of a campaign with an earlier one: per task then/now, and whether the change is beyond noise.
+
+The verdict on the overall change is Fisher's exact test on the two campaigns'
+pass/fail counts (infra errors not judged), two-sided, at ``alpha``. When both
+campaigns ran the same tasks, a paired view is added: the exact sign test over
+the tasks whose score moved (up against down), which asks whether the tasks
+moved together more than chance would have them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .records import FailureMode, RunRecord
+from .stats import fisher_exact_p, sign_test_p
+
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Count:
+    passed: int
+    judged: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.judged if self.judged else None
+
+    def __str__(self) -> str:
+        return f"{self.passed}/{self.judged}"
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    task: str
+    name: str
+    then: Count | None
+    now: Count | None
+
+    @property
+    def p_value(self) -> float | None:
+        """Fisher's exact test on this task's counts (None when one side has no runs)."""
+        if self.then is None or self.now is None or not self.then.judged or not self.now.judged:
+            return None
+        return fisher_exact_p(self.now.passed, self.now.judged, self.then.passed, self.then.judged)
+
+    @property
+    def change(self) -> str:
+        if self.then is None:
+            return "new"
+        if self.now is None:
+            return "gone"
+        a, b = self.then.rate, self.now.rate
+        if a is None or b is None:
+            return "no data"
+        return "up" if b > a else "down" if b < a else "flat"
+
+
+@dataclass(frozen=True)
+class ModelComparison:
+    model_then: str
+    model_now: str
+    then: Count
+    now: Count
+    p_value: float
+    alpha: float
+    tasks: list[TaskChange] = field(default_factory=list)
+    #: Exact sign test over tasks that moved; None when the task sets differ.
+    paired_p: float | None = None
+
+    @property
+    def label(self) -> str:
+        return self.model_now if self.model_then == self.model_now else f"{self.model_then} -> {self.model_now}"
+
+    @property
+    def beyond_noise(self) -> bool:
+        return self.p_value < self.alpha
+
+    @property
+    def verdict(self) -> str:
+        return "beyond noise" if self.beyond_noise else "within noise"
+
+    @property
+    def direction(self) -> str:
+        a, b = self.then.rate, self.now.rate
+        if a is None or b is None or a == b:
+            return "flat"
+        return "up" if b > a else "down"
+
+    @property
+    def regression(self) -> bool:
+        """A drop of the pass rate that is beyond noise."""
+        return self.direction == "down" and self.beyond_noise
+
+    def moved(self) -> tuple[int, int, int]:
+        changes = [t.change for t in self.tasks]
+        return changes.count("up"), changes.count("down"), changes.count("flat")
+
+    def sentence(self) -> str:
+        delta = self.now.passed - self.then.passed
+        text = (f"{self.label}: {self.then} then, {self.now} now ({delta:+d} passes): {self.verdict} "
+                f"(Fisher's exact test, two-sided, p = {self.p_value:.3g}, alpha {self.alpha:g})")
+        if self.paired_p is not None:
+            up, down, flat = self.moved()
+            paired = "beyond noise" if self.paired_p < self.alpha else "within noise"
+            text += (f"; paired per task: {up} up, {down} down, {flat} flat, sign test p = {self.paired_p:.3g}, "
+                     f"{paired}")
+        return text
+
+
+@dataclass(frozen=True)
+class Comparison:
+    then_id: str
+    now_id: str
+    models: list[ModelComparison]
+    #: Models found in only one of the two campaigns.
+    unmatched: list[str] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[ModelComparison]:
+        return [m for m in self.models if m.regression]
+
+
+def _judged(records: Sequence[RunRecord]) -> list[RunRecord]:
+    return [r for r in records if r["failure_mode"] != FailureMode.INFRA_ERROR.value]
+
+
+def count(records: Sequence[RunRecord]) -> Count:
+    judged = _judged(records)
+    return Count(sum(1 for r in judged if r["passed"]), len(judged))
+
+
+def compare_model(then: Sequence[RunRecord], now: Sequence[RunRecord], *, alpha: float = ALPHA,
+                  model_then: str = "", model_now: str = "") -> ModelComparison:
+    """Compare one model's runs of two campaigns."""
+    names: dict[str, str] = {}
+    by_task: dict[str, tuple[list[RunRecord], list[RunRecord]]] = {}
+    for side, records in ((0, then), (1, now)):
+        for r in records:
+            names.setdefault(r["task"], r.get("task_name", ""))
+            by_task.setdefault(r["task"], ([], []))[side].append(r)
+    tasks = [TaskChange(task, names[task], count(a) if a else None, count(b) if b else None)
+             for task, (a, b) in sorted(by_task.items())]
+    total_then, total_now = count(then), count(now)
+    p = fisher_exact_p(total_now.passed, total_now.judged, total_then.passed, total_then.judged)
+    same_tasks = all(t.then is not None and t.now is not None for t in tasks)
+    paired = None
+    if same_tasks and tasks:
+        changes = [t.change for t in tasks]
+        paired = sign_test_p(changes.count("up"), changes.count("down"))
+    return ModelComparison(model_then=model_then, model_now=model_now, then=total_then, now=total_now,
+                           p_value=p, alpha=alpha, tasks=tasks, paired_p=paired)
+
+
+def compare(then: Sequence[RunRecord], now: Sequence[RunRecord], *, then_id: str = "then", now_id: str = "now",
+            alpha: float = ALPHA) -> Comparison:
+    """Compare two campaigns model by model (by name; two single-model campaigns are compared as such)."""
+    models_then = sorted({r["model"] for r in then})
+    models_now = sorted({r["model"] for r in now})
+    pairs = [(m, m) for m in models_now if m in models_then]
+    if not pairs and len(models_then) == 1 and len(models_now) == 1:
+        pairs = [(models_then[0], models_now[0])]
+    matched = {a for a, _ in pairs} | {b for _, b in pairs}
+    unmatched = sorted((set(models_then) | set(models_now)) - matched)
+    out = []
+    for a, b in pairs:
+        out.append(compare_model([r for r in then if r["model"] == a], [r for r in now if r["model"] == b],
+                                 alpha=alpha, model_then=a, model_now=b))
+    return Comparison(then_id=then_id, now_id=now_id, models=out, unmatched=unmatched)
+
+
+def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
+    """The per-task table: task, then, now, change; a total row per model."""
+    rows = []
+    for m in comparison.models:
+        for t in m.tasks:
+            p = t.p_value
+            rows.append({"model": m.label, "task": f"{t.task} {t.name}".strip(),
+                         "then": str(t.then) if t.then else "-", "now": str(t.now) if t.now else "-",
+                         "change": t.change, "p": "-" if p is None else f"{p:.3g}"})
+        delta = m.now.passed - m.then.passed
+        rows.append({"model": m.label, "task": "Total", "then": str(m.then), "now": str(m.now),
+                     "change": f"{delta:+d} ({m.verdict})", "p": f"{m.p_value:.3g}"})
+    return rows
+
+
+def markdown(comparison: Comparison) -> str:
+    from .summary import markdown_table
+
+    parts = [f"Then: `{comparison.then_id}`; now: `{comparison.now_id}`. Infra errors are not judged; "
+             "p: Fisher's exact test, two-sided, per task and on the total."]
+    sides = [c for m in comparison.models for t in m.tasks for c in (t.then, t.now) if c is not None]
+    if sides and max(c.judged for c in sides) <= 3:
+        parts.append(" With three runs or fewer a task, no single task's change can be beyond noise "
+                     "(0/3 against 3/3 gives p = 0.1): the total and the paired view are what can.")
+    parts.append("\n\n")
+    if comparison.models:
+        parts.append(markdown_table(task_rows(comparison)))
+        parts.append("\n")
+        parts.extend(f"- {m.sentence()}\n" for m in comparison.models)
+    else:
+        parts.append("No model in common: nothing to compare.\n")
+    if comparison.unmatched:
+        parts.append(f"- in one campaign only: {', '.join(comparison.unmatched)}\n")
+    return "".join(parts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compare two stored campaigns without a pytest session: ``python -m pytest_agentic.compare THEN NOW``."""
+    import argparse
+    import sys
+
+    from . import stored
+
+    parser = argparse.ArgumentParser(prog="python -m pytest_agentic.compare",
+                                     description="Compare two campaign folders: per-task then/now and whether "
+                                                 "the overall change is beyond noise (Fisher's exact test).")
+    parser.add_argument("then", help="the earlier campaign folder")
+    parser.add_argument("now", help="the later campaign folder")
+    parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default {ALPHA})")
+    args = parser.parse_args(argv)
+    try:
+        a, b = stored.load(args.then), stored.load(args.now)
+    except stored.CampaignFolderError as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(markdown(compare(a.records, b.records, then_id=a.id, now_id=b.id, alpha=args.alpha)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,120 @@
+"""CI gates: conditions on a campaign's numbers that decide the session's exit status.
+
+Gates apply to every model of the campaign (its overall numbers). Infra errors
+are never judged runs; ``max_infra_errors`` gates their number on its own.
+A failed gate makes the session exit with :data:`GATE_FAILED_EXIT`; with
+``gate_only``, failed runs alone do not make the session fail, the gates decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .compare import Comparison
+from .records import FailureMode, RunRecord
+from .stats import wilson_interval
+
+#: Exit status of a session whose campaign failed a gate (pytest's own codes are 0 to 5).
+GATE_FAILED_EXIT = 6
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    min_pass_rate: float | None = None
+    min_lower_bound: float | None = None
+    fail_on_regression: bool = False
+    max_infra_errors: int | None = None
+    gate_only: bool = False
+
+    @property
+    def any(self) -> bool:
+        return (self.min_pass_rate is not None or self.min_lower_bound is not None or self.fail_on_regression
+                or self.max_infra_errors is not None)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    gate: str
+    passed: bool
+    detail: str
+
+
+def _overall(records: Sequence[RunRecord]) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for model in sorted({r["model"] for r in records}):
+        judged = [r for r in records if r["model"] == model and r["failure_mode"] != FailureMode.INFRA_ERROR.value]
+        out[model] = (sum(1 for r in judged if r["passed"]), len(judged))
+    return out
+
+
+def evaluate(config: GateConfig, records: Sequence[RunRecord], comparison: Comparison | None = None) -> list[GateResult]:
+    """One result per gate and model (or per gate, for the campaign-wide ones)."""
+    results: list[GateResult] = []
+    overall = _overall(records)
+    if not overall and (config.min_pass_rate is not None or config.min_lower_bound is not None):
+        results.append(GateResult("min-pass-rate", False, "no run was recorded"))
+    for model, (passed, judged) in overall.items():
+        rate = passed / judged if judged else None
+        if config.min_pass_rate is not None:
+            ok = rate is not None and rate >= config.min_pass_rate
+            shown = "no judged run" if rate is None else f"{passed}/{judged} = {rate:.1%}"
+            results.append(GateResult("min-pass-rate", ok,
+                                      f"{model}: pass rate {shown} {'>=' if ok else '<'} {config.min_pass_rate:.1%}"))
+        if config.min_lower_bound is not None:
+            low = wilson_interval(passed, judged)[0] if judged else None
+            ok = low is not None and low >= config.min_lower_bound
+            shown = "no judged run" if low is None else f"{low:.1%} ({passed}/{judged})"
+            results.append(GateResult("min-lower-bound", ok, f"{model}: 95% lower bound {shown} "
+                                      f"{'>=' if ok else '<'} {config.min_lower_bound:.1%}"))
+    if config.fail_on_regression:
+        if comparison is None:
+            results.append(GateResult("fail-on-regression", False, "no earlier campaign to compare with"))
+        elif not comparison.models:
+            results.append(GateResult("fail-on-regression", False,
+                                      f"no model in common with {comparison.then_id}: nothing was compared"))
+        for m in comparison.models if comparison else []:
+            results.append(GateResult("fail-on-regression", not m.regression,
+                                      f"{m.label}: {m.then} -> {m.now}, {m.direction}, {m.verdict} "
+                                      f"(p = {m.p_value:.3g})"))
+    if config.max_infra_errors is not None:
+        infra = sum(1 for r in records if r["failure_mode"] == FailureMode.INFRA_ERROR.value)
+        ok = infra <= config.max_infra_errors
+        results.append(GateResult("max-infra-errors", ok, f"{infra} infra error(s) "
+                                  f"{'<=' if ok else '>'} {config.max_infra_errors} allowed"))
+    return results
+
+
+def exit_status(config: GateConfig, results: Sequence[GateResult], exitstatus: int, other_failures: int,
+                infra_errors: int = 0) -> int:
+    """The session's exit status given the gates.
+
+    ``exitstatus`` is pytest's; ``other_failures`` counts failed tests that are
+    not judged agent runs (harness errors, failed setup, plain tests), which
+    ``gate_only`` never hides; nor does it hide ``infra_errors`` (runs lost to
+    the endpoint) unless the max-infra-errors gate bounds them. Interrupted,
+    usage and internal errors are kept.
+    """
+    if exitstatus not in (0, 1):
+        return exitstatus
+    if any(not r.passed for r in results):
+        return GATE_FAILED_EXIT
+    if config.max_infra_errors is None:
+        other_failures += infra_errors
+    if config.gate_only and exitstatus == 1 and other_failures == 0:
+        return 0
+    return exitstatus
+
+
+def lines(config: GateConfig, results: Sequence[GateResult], final: int, exitstatus: int) -> list[str]:
+    out = [f"- {'PASS' if r.passed else 'FAIL'} {r.gate}: {r.detail}" for r in results]
+    failed = [r for r in results if not r.passed]
+    if failed:
+        out.append(f"gates FAILED ({len(failed)} of {len(results)}): the session exits with status {final}")
+    elif results:
+        out.append(f"gates passed ({len(results)})")
+    if config.gate_only and final != exitstatus and final == 0:
+        out.append("--agentic-gate-only: failed runs are model failures, judged by the gates only; exit status 0")
+    elif config.gate_only and exitstatus == 1 and final == 1:
+        out.append("--agentic-gate-only: exit status 1 all the same: a test failed that is not a judged agent run")
+    return out

@@ -1,0 +1,108 @@
+"""The leaderboard: one row per model and campaign, read from campaign folders.
+
+    agentic-leaderboard agentic-results/                 # every campaign below
+    agentic-leaderboard RUN_A RUN_B --format csv         # given campaigns, as CSV
+    python -m pytest_agentic.leaderboard agentic-results/ --latest
+
+Columns: model, campaign, score (passes out of judged runs), pass rate with its
+95% Wilson interval, infra errors, total cost and cost per pass. Sorted by pass
+rate (best first), then by cost per pass (cheapest first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import stored, tables
+from .stats import wilson_interval
+
+
+def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> list[dict[str, Any]]:
+    out = []
+    for c in campaigns:
+        rates = {r["model"]: r for r in tables.pass_rate_by_task(c.records, 1) if r["task"] == "ALL"}
+        costs = {r["model"]: r for r in tables.cost_breakdown(c.records)}
+        for model, rate in rates.items():
+            cost = costs[model]
+            out.append({
+                "model": model, "campaign": c.id, "finished_at": c.manifest.get("finished_at") or "",
+                "passed": rate["passed"], "judged": rate["judged"], "pass_rate": rate["pass_rate"],
+                "ci95": wilson_interval(rate["passed"], rate["judged"]), "infra_errors": rate["infra_errors"],
+                "total_cost_usd": cost["total_cost_usd"], "cost_per_pass_usd": cost["cost_per_pass_usd"],
+                "rescore_of": c.manifest.get("rescore_of") or "",
+            })
+    if latest:
+        newest: dict[str, dict[str, Any]] = {}
+        for row in out:
+            key = (row["finished_at"], row["campaign"])
+            if row["model"] not in newest or key > (newest[row["model"]]["finished_at"], newest[row["model"]]["campaign"]):
+                newest[row["model"]] = row
+        out = list(newest.values())
+    out.sort(key=lambda r: (-(r["pass_rate"] if r["pass_rate"] is not None else -1.0),
+                            r["cost_per_pass_usd"] if r["cost_per_pass_usd"] is not None else float("inf"),
+                            r["model"], r["campaign"]))
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _usd(x: float | None) -> str:
+    return "-" if x is None else f"${x:.6f}"
+
+
+def display_rows(data: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{
+        "rank": i, "model": r["model"], "campaign": r["campaign"] + (" (rescore)" if r["rescore_of"] else ""),
+        "score": f"{r['passed']}/{r['judged']}", "pass rate": _pct(r["pass_rate"]),
+        "95% CI": "-" if r["pass_rate"] is None else f"{_pct(r['ci95'][0])}-{_pct(r['ci95'][1])}",
+        "infra": r["infra_errors"], "total cost": "unknown" if r["total_cost_usd"] is None else _usd(r["total_cost_usd"]),
+        "$/pass": _usd(r["cost_per_pass_usd"]),
+    } for i, r in enumerate(data, start=1)]
+
+
+def render(data: Sequence[dict[str, Any]], fmt: str) -> str:
+    if fmt == "csv":
+        buf = io.StringIO()
+        columns = ["model", "campaign", "passed", "judged", "pass_rate", "ci95_low", "ci95_high", "infra_errors",
+                   "total_cost_usd", "cost_per_pass_usd", "rescore_of"]
+        writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for row in data:
+            low, high = row["ci95"]
+            flat = {**row, "ci95_low": round(low, 4) if row["judged"] else None,
+                    "ci95_high": round(high, 4) if row["judged"] else None}
+            writer.writerow({k: "" if flat[k] is None else flat[k] for k in columns})
+        return buf.getvalue()
+    from .summary import markdown_table
+
+    return markdown_table(display_rows(data))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agentic-leaderboard",
+        description="Rank models across pytest-agentic campaign folders: score, pass rate with its 95%% "
+                    "Wilson interval, total cost and cost per pass.")
+    parser.add_argument("paths", nargs="+", metavar="DIR",
+                        help="a campaign folder, or a folder holding campaign folders (e.g. agentic-results/)")
+    parser.add_argument("--format", choices=("md", "csv"), default="md", help="output format (default md)")
+    parser.add_argument("--latest", action="store_true", help="keep only each model's newest campaign")
+    args = parser.parse_args(argv)
+    try:
+        campaigns = list(stored.find(args.paths))
+    except stored.CampaignFolderError as exc:
+        print(f"agentic-leaderboard: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(rows(campaigns, latest=args.latest), args.format))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

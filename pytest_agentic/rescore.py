@@ -1,0 +1,178 @@
+"""Rescoring: re-judge a stored campaign's transcripts with the current checkers, calling no model.
+
+Under ``--agentic-rescore PATH`` the plugin parametrizes each task over the
+(model, run) items of the stored campaign, and every model entry becomes the
+scripted model ``agentic-scripted/replay``: it plays back the recorded
+assistant messages, so the recorded tool calls rebuild the workspace through
+the same agent loop and tools, and the task's current checker judges the
+result. The new campaign's records keep the original tokens, cost and latency
+(what producing the transcript cost), say what the original verdict was, and
+count the tool calls whose replayed result differs from the recorded one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import stored
+from .models import ModelEntry
+from .records import RunRecord
+from .scripted import PROVIDER, Fault
+from .task import Final, Solution, ToolCall
+
+REPLAY_MODEL = f"{PROVIDER}/replay"
+
+
+class RescoreError(ValueError):
+    """A stored campaign that cannot be rescored."""
+
+
+def solution_of(transcript: dict[str, Any]) -> Solution:
+    """The recorded assistant turns of a run, as a script the replay model plays."""
+    steps: list[Any] = []
+    for message in transcript.get("messages") or []:
+        if message.get("role") != "assistant":
+            continue
+        calls = message.get("tool_calls") or []
+        if calls:
+            steps.append([ToolCall(c["function"]["name"], {}, raw_arguments=c["function"].get("arguments") or "")
+                          for c in calls])
+        else:
+            steps.append(Final(message.get("content") or ""))
+    stop = transcript.get("stop_reason")
+    if stop in ("infra_error", "not_started"):
+        # The run was lost to the endpoint: replay it up to there, then lose it again (never judged).
+        steps.append(Fault(f"replayed infra error ({stop})"))
+    elif stop == "truncated" and steps:
+        # The cut final message was no answer; without it the replay ends without one too.
+        steps.pop()
+    return steps
+
+
+class Replay:
+    """A stored campaign, ready to be replayed."""
+
+    def __init__(self, path: str | Path) -> None:
+        try:
+            self.campaign = stored.load(path)
+        except stored.CampaignFolderError as exc:
+            raise RescoreError(f"--agentic-rescore: {exc}") from None
+        if not self.campaign.records:
+            raise RescoreError(f"--agentic-rescore: {self.campaign.path}: the campaign has no runs")
+        self._records = {(r["task"], r["model"], r["run"]): r for r in self.campaign.records}
+        seeds = {r.get("seed", 0) for r in self.campaign.records}
+        if len(seeds) != 1:
+            raise RescoreError(f"--agentic-rescore: {self.campaign.path}: runs of several seeds {sorted(seeds)}")
+        self.seed: int = seeds.pop()
+        self.runs = max(r["run"] for r in self.campaign.records)
+        recorded = {m.get("name"): m for m in self.campaign.manifest.get("models", []) if isinstance(m, dict)}
+        self.recorded_models = [recorded.get(name, {"name": name}) for name in self.campaign.models]
+        self.entries = {
+            m["name"]: ModelEntry(name=m["name"], model=REPLAY_MODEL,
+                                  price={"input_per_token": 0.0, "output_per_token": 0.0},
+                                  limits=dict(m.get("limits") or {}),
+                                  description=f"replay of {m.get('model', m['name'])} from {self.campaign.id}")
+            for m in self.recorded_models
+        }
+
+    @property
+    def id(self) -> str:
+        return self.campaign.id
+
+    def restrict(self, names: list[str]) -> None:
+        """Replay only these models' runs (``--model``); ``all`` keeps every one."""
+        if not names or "all" in names:
+            return
+        unknown = [n for n in names if n not in self.entries]
+        if unknown:
+            raise RescoreError(f"--model {', '.join(unknown)}: not in the rescored campaign {self.id} "
+                               f"(its models: {', '.join(self.entries)})")
+        self.entries = {n: e for n, e in self.entries.items() if n in names}
+        self.recorded_models = [m for m in self.recorded_models if m["name"] in names]
+        self._records = {k: r for k, r in self._records.items() if k[1] in names}
+
+    def cases(self, task: str) -> list[tuple[str, int]]:
+        """The (model, run) items of ``task`` in the stored campaign."""
+        return sorted((m, r) for (t, m, r) in self._records if t == task)
+
+    def original(self, task: str, model: str, run: int) -> RunRecord:
+        return self._records[(task, model, run)]
+
+    def solution(self, task: str, model: str, run: int) -> Solution:
+        return solution_of(self.campaign.transcript(self.original(task, model, run)))
+
+    def annotate(self, record: RunRecord, transcript: dict[str, Any]) -> None:
+        """Make a replayed run's record say where it came from (in place)."""
+        old = self.original(record["task"], record["model"], record["run"])
+        rec: dict[str, Any] = record  # type: ignore[assignment]
+        for key in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "turns"):
+            if key in old:
+                rec[key] = old[key]
+        recorded_calls = self.campaign.transcript(old).get("tool_calls") or []
+        replayed = transcript.get("tool_calls") or []
+        divergent = sum(1 for a, b in zip(recorded_calls, replayed, strict=False)
+                        if (a.get("name"), a.get("result")) != (b.get("name"), b.get("result")))
+        divergent += abs(len(recorded_calls) - len(replayed))
+        rec["tags"] = {**rec["tags"], "replay_divergent_calls": divergent}
+        if old.get("task_hash") and rec.get("task_hash") and old["task_hash"] != rec["task_hash"]:
+            # The task's prompt, files or expected values changed since: the replay acts on today's instance.
+            rec["tags"]["task_changed"] = True
+        if rec.get("infra_cause") and old.get("infra_cause"):
+            rec["infra_cause"] = f"(replayed) {old['infra_cause']}"
+        rec["rescore_of"] = self.id
+        rec["original"] = {"passed": old["passed"], "failure_mode": old["failure_mode"]}
+        transcript["rescore_of"] = self.id
+        transcript["litellm_model"] = REPLAY_MODEL
+
+    def describe(self) -> dict[str, Any]:
+        return {"rescore_of": self.id, "rescore_source": str(self.campaign.path),
+                "replayed_through": REPLAY_MODEL, "models": self.recorded_models}
+
+
+def deselect_unrecorded(config: Any, items: list[Any]) -> None:
+    """Under a rescore, drop (as deselected) the agent tests of tasks the stored campaign did not run."""
+    from .session import Case
+    from .task import task_spec_of
+
+    def recorded(item: Any) -> bool:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        return isinstance(params.get("agentic_case"), Case)
+
+    dropped = [item for item in items if task_spec_of(item) is not None and not recorded(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
+def changed_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for r in records:
+        old = r.get("original")
+        if old is None:
+            continue
+        if old["passed"] != r["passed"] or old["failure_mode"] != r["failure_mode"]:
+            rows.append({"model": r["model"], "task": r["task"], "run": r["run"],
+                         "then": old["failure_mode"] or "passed", "now": r["failure_mode"] or "passed",
+                         "divergent calls": r["tags"].get("replay_divergent_calls", 0)})
+    return rows
+
+
+def markdown(replay: Replay, records: list[RunRecord]) -> str:
+    from .summary import markdown_table
+
+    rescored: list[dict[str, Any]] = [dict(r) for r in records if r.get("rescore_of")]
+    old_passes = sum(1 for r in rescored if r["original"]["passed"])
+    new_passes = sum(1 for r in rescored if r["passed"])
+    divergent = sum(1 for r in rescored if r["tags"].get("replay_divergent_calls"))
+    changed_tasks = sorted({r["task"] for r in rescored if r["tags"].get("task_changed")})
+    parts = [f"Rescore of `{replay.id}` ({len(rescored)} of its {len(replay.campaign.records)} runs replayed, "
+             f"no model called): {old_passes} passes then, {new_passes} now with the current checkers. "
+             f"{divergent} run(s) whose replayed tool results differ from the recorded ones.\n\n"]
+    if changed_tasks:
+        parts.append(f"Changed since the campaign (content hash differs; the recorded calls were replayed on "
+                     f"today's instance): {', '.join(changed_tasks)}.\n\n")
+    rows = changed_rows(rescored)
+    parts.append(markdown_table(rows) if rows else "No run changed its verdict.\n")
+    return "".join(parts)
+

@@ -1,0 +1,120 @@
+"""What the controller says about a finished campaign beyond its tables.
+
+Comparison with an earlier campaign, scored predictions, the rescore's
+changes and the CI gates: set up (and validated) at session start, evaluated
+at session finish, written to summary.md, campaign.json and the terminal.
+Each concept lives in its own module; this one only wires them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import compare, gates, options, predictions, rescore, stored
+from .records import FailureMode, RunRecord
+from .session import AgenticSession
+
+
+class Verdicts:
+    def __init__(self, session: AgenticSession) -> None:
+        self.session = session
+        config = session.config
+        self.gate_config = gates.GateConfig(
+            min_pass_rate=options.option(config, options.MIN_PASS_RATE),
+            min_lower_bound=options.option(config, options.MIN_LOWER_BOUND),
+            fail_on_regression=options.option(config, options.FAIL_ON_REGRESSION),
+            max_infra_errors=options.option(config, options.MAX_INFRA_ERRORS),
+            gate_only=options.option(config, options.GATE_ONLY),
+        )
+        self.compare_path: str | None = options.option(config, options.COMPARE)
+        self.predictions_path: str | None = options.option(config, options.PREDICTIONS)
+        self.baseline: stored.StoredCampaign | None = None
+        self.predictions: list[predictions.Prediction] = []
+        self.comparison: compare.Comparison | None = None
+        self.scored: list[predictions.Scored] = []
+        self.gate_results: list[gates.GateResult] = []
+        self.exitstatus: int | None = None
+        self.final_exitstatus: int | None = None
+
+    # -- session start: fail early on bad input --------------------------------
+    def check(self) -> None:
+        if self.gate_config.gate_only and not self.gate_config.any:
+            raise pytest.UsageError("--agentic-gate-only needs a gate (--agentic-min-pass-rate, "
+                                    "--agentic-min-lower-bound, --agentic-fail-on-regression or "
+                                    "--agentic-max-infra-errors): without one, no run could fail the session")
+        if self.gate_config.fail_on_regression and not self.compare_path:
+            raise pytest.UsageError("--agentic-fail-on-regression needs --agentic-compare PATH (the earlier campaign)")
+        if self.compare_path:
+            try:
+                self.baseline = stored.load(self.compare_path)
+            except stored.CampaignFolderError as exc:
+                raise pytest.UsageError(f"--agentic-compare: {exc}") from None
+        if self.predictions_path:
+            models = [e.name for e in self.session.selected_models()]
+            try:
+                self.predictions = predictions.load(self.predictions_path, models)
+            except predictions.PredictionsError as exc:
+                raise pytest.UsageError(f"--agentic-predictions: {exc}") from None
+
+    # -- session finish ------------------------------------------------------------
+    def evaluate(self, records: Sequence[RunRecord], exitstatus: int, other_failures: int,
+                 campaign_id: str = "this campaign") -> int:
+        """Compute everything; returns the session's exit status under the gates."""
+        if self.baseline is not None:
+            self.comparison = compare.compare(self.baseline.records, records, then_id=self.baseline.id,
+                                              now_id=campaign_id)
+        if self.predictions:
+            self.scored = predictions.score(self.predictions, records)
+        self.gate_results = gates.evaluate(self.gate_config, records, self.comparison)
+        infra = sum(1 for r in records if r["failure_mode"] == FailureMode.INFRA_ERROR.value)
+        self.exitstatus = int(exitstatus)
+        self.final_exitstatus = gates.exit_status(self.gate_config, self.gate_results, int(exitstatus),
+                                                  other_failures, infra)
+        return self.final_exitstatus
+
+    def sections(self, records: Sequence[RunRecord]) -> list[tuple[str, str]]:
+        """(title, markdown body) of each section this session adds to summary.md."""
+        out = []
+        if self.session.replay is not None:
+            out.append(("Rescore", rescore.markdown(self.session.replay, list(records))))
+        if self.comparison is not None:
+            out.append(("Comparison with an earlier campaign", compare.markdown(self.comparison)))
+        if self.scored:
+            out.append(("Predictions", predictions.markdown(self.scored, str(self.predictions_path))))
+        if self.gate_results:
+            out.append(("CI gates", "\n".join(self.gate_lines()) + "\n"))
+        return out
+
+    def gate_lines(self) -> list[str]:
+        assert self.final_exitstatus is not None and self.exitstatus is not None
+        return gates.lines(self.gate_config, self.gate_results, self.final_exitstatus, self.exitstatus)
+
+    def manifest(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.baseline is not None:
+            out["compared_with"] = {"campaign_id": self.baseline.id, "path": str(self.baseline.path)}
+            if self.comparison is not None:
+                out["compared_with"]["models"] = [
+                    {"model": m.label, "then": str(m.then), "now": str(m.now), "p_value": m.p_value,
+                     "verdict": m.verdict, "paired_p_value": m.paired_p} for m in self.comparison.models]
+        if self.predictions_path:
+            data = Path(self.predictions_path).read_bytes()
+            out["predictions"] = {"file": str(self.predictions_path), "sha256": hashlib.sha256(data).hexdigest(),
+                                  "tally": predictions.tally(self.scored) if self.scored else None}
+        if self.gate_results:
+            out["gates"] = {"passed": all(r.passed for r in self.gate_results),
+                            "exit_status": self.final_exitstatus,
+                            "results": [{"gate": r.gate, "passed": r.passed, "detail": r.detail}
+                                        for r in self.gate_results]}
+        return out
+
+    def keep_inputs(self, folder: Path | None) -> None:
+        """Copy the predictions file into the campaign folder, for the record."""
+        if folder is not None and self.predictions_path:
+            shutil.copyfile(self.predictions_path, folder / "predictions.yaml")

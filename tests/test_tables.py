@@ -1,0 +1,42 @@
+"""Tables and summaries: pass@k and pass^k overall, consistency of flaky tasks, secrets kept out."""
+
+from __future__ import annotations
+
+from pytest_agentic import provenance, summary, tables
+
+from .records import record
+
+
+def test_flaky_tasks_list_which_runs_failed_and_how():
+    records = [record("t", 1, True), dict(record("t", 2, False, mode="wrong_answer"),
+                                          reason="AssertionError: files were written in the wrong order"),
+               record("t", 3, False, mode="gave_up_mid_plan"), record("u", 1, True),
+               record("u", 2, False, mode="infra_error")]
+    rows = {r["task"]: r for r in tables.consistency(records)}
+    assert rows["t"]["verdict"] == "flaky" and rows["t"]["score"] == "1/3"
+    assert rows["t"]["failed_runs"] == "run2: wrong_answer; run3: gave_up_mid_plan"
+    assert rows["u"]["verdict"] == "solid"  # the infra error is not judged
+    text = summary.consistency_markdown(records)
+    assert "## flaky (1)" in text and "run3: gave_up_mid_plan" in text
+    assert "- m t run2: wrong_answer (stop: final_answer): AssertionError: files were written in the wrong order" in text
+
+
+def test_secret_parameters_are_redacted():
+    params = {"max_tokens": 5, "top_k": 3, "aws_secret_access_key": "s", "extra_headers": {"Authorization": "b"},
+              "extra_body": {"x-api-key": "k", "reasoning": {"effort": "low"}}}
+    assert provenance.redact(params) == {"max_tokens": 5, "top_k": 3, "aws_secret_access_key": "<redacted>",
+                                         "extra_headers": {"Authorization": "<redacted>"},
+                                         "extra_body": {"x-api-key": "<redacted>", "reasoning": {"effort": "low"}}}
+
+
+def test_overall_pass_at_k_is_the_mean_over_tasks():
+    from .records import scores
+
+    records = scores({"a": 3, "b": 3, "c": 0, "d": 0, "e": 1})  # 7/15
+    overall = next(r for r in tables.pass_rate_by_task(records, 3) if r["task"] == "ALL")
+    assert overall["passed"] == 7 and overall["judged"] == 15
+    assert overall["pass@1"] == round(7 / 15, 4)
+    assert overall["pass@3"] == 0.6  # a, b and e pass at least once in three; c and d never
+    assert overall["pass^3"] == 0.4  # only a and b pass every time
+    e = next(r for r in tables.pass_rate_by_task(records, 3) if r["task"] == "e")
+    assert (e["pass@1"], e["pass@2"], e["pass^2"]) == (0.3333, 0.6667, 0.0)
