@@ -49,14 +49,20 @@ def score_rows(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]
     return rows
 
 
+def _dollars(value: float | None, unpriced: int) -> str:
+    if value is None:
+        return "unknown"
+    return f">= ${value:.6f} ({unpriced} runs unpriced)" if unpriced else f"${value:.6f}"
+
+
 def cost_rows(records: Sequence[RunRecord]) -> list[dict[str, Any]]:
     rows = []
     for r in tables.cost_breakdown(records):
         rows.append({
-            "model": r["model"], "score": f"{r['passed']}/{r['runs']}",
+            "model": r["model"], "score": f"{r['passed']}/{r['judged']}",
             "tokens in/out": f"{r['prompt_tokens']}/{r['completion_tokens']}",
-            "total cost": "unknown" if r["total_cost_usd"] is None else f"${r['total_cost_usd']:.6f}",
-            "$/pass": "-" if r["cost_per_pass_usd"] is None else f"${r['cost_per_pass_usd']:.6f}",
+            "total cost": _dollars(r["total_cost_usd"], r["runs_without_price"]),
+            "$/pass": "-" if r["cost_per_pass_usd"] is None else _dollars(r["cost_per_pass_usd"], r["runs_without_price"]),
         })
     return rows
 

@@ -104,10 +104,11 @@ def cost_breakdown(records: Sequence[RunRecord]) -> list[Row]:
     for (model,), runs in _group(records, "model").items():
         known = [r["cost_usd"] for r in runs if r["cost_usd"] is not None]
         unknown = len(runs) - len(known)
-        total = sum(known) if not unknown else None
+        # With some runs unpriced (no price known, or lost with their worker) the total is a lower bound.
+        total = sum(known) if known else None
         passes = sum(r["passed"] for r in runs)
         rows.append({
-            "model": model, "runs": len(runs), "passed": passes,
+            "model": model, "runs": len(runs), "judged": len(_judged(runs)), "passed": passes,
             "prompt_tokens": sum(r["prompt_tokens"] for r in runs),
             "completion_tokens": sum(r["completion_tokens"] for r in runs),
             "total_cost_usd": round(total, 8) if total is not None else None,

@@ -115,7 +115,7 @@ def test_campaign_folder_has_every_artefact(project):
     assert transcript["messages"][1]["role"] == "user"
     assert transcript["tool_calls"][0]["result"].startswith("ERROR:")  # task_08's injected fault
     cost = (folder / "cost_breakdown.csv").read_text().splitlines()
-    assert cost[0].startswith("model,runs,passed,prompt_tokens,completion_tokens,total_cost_usd,cost_per_pass_usd")
+    assert cost[0].startswith("model,runs,judged,passed,prompt_tokens,completion_tokens,total_cost_usd,cost_per_pass_usd")
 
 
 def test_a_users_own_task_in_their_own_repo(pytester):
