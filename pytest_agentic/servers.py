@@ -1,0 +1,510 @@
+"""Local model servers that the plugin starts and stops itself.
+
+A models.yaml entry may carry a ``server:`` mapping; the controller calls
+``preflight()`` for every selected entry before any run, ``start()`` once per
+session, hands ``RunningServer.api_base`` to litellm (``openai/<name>`` with
+``api_base=...``), and calls ``RunningServer.stop()`` at the end.
+
+Two kinds:
+
+``kind: llama.cpp``
+    The embedded CPU default: llama.cpp's own HTTP server from the
+    ``xllamacpp`` wheel, run as ``python -m pytest_agentic.llama_server``.
+    Keys: ``gguf`` (built-in model name or GGUF path, required), ``ctx_size``
+    (4096), ``threads`` (0: llama.cpp's default), ``parallel`` (1),
+    ``chat_template`` (name of a template in ``chat_templates``, or ``model``
+    for the GGUF's own; the built-in SmolLM2 defaults to ``SMOLLM2_TOOLS``),
+    ``chat_template_file`` (a jinja file), ``params`` (extra
+    ``xllamacpp.CommonParams`` attributes, dotted names).
+
+``kind: vllm``
+    ``vllm serve MODEL --host 127.0.0.1 --port P --enable-auto-tool-choice
+    --tool-call-parser PARSER [...]``. Keys: ``model`` and
+    ``tool_call_parser`` (required), ``serve_args`` (list of extra
+    arguments), ``chat_template_kwargs`` (mapping, passed as
+    ``--default-chat-template-kwargs JSON``, e.g. ``{enable_thinking:
+    false}``), ``reasoning_parser``, ``chat_template``,
+    ``served_model_name``, ``executable`` (default ``vllm``),
+    ``require_gpu`` (default true).
+
+Keys of both: ``health_timeout_s`` (llama.cpp 120, vllm 900), ``port``
+(default: a free one), ``env`` (extra environment variables).
+
+Every server runs in a process group of its own under
+``pytest_agentic._supervise``, which takes the group down if its parent dies.
+``stop()`` kills the group; an atexit hook and a SIGTERM/SIGHUP hook (installed
+only where the default handler is in place) stop whatever is still running.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gguf as _gguf
+
+HOST = "127.0.0.1"
+KINDS = ("llama.cpp", "vllm")
+DEFAULT_HEALTH_TIMEOUT_S = {"llama.cpp": 120.0, "vllm": 900.0}
+# Key -> accepted types. bool is an int in Python: checked apart.
+_COMMON_KEYS: dict[str, tuple[type, ...]] = {
+    "kind": (str,),
+    "health_timeout_s": (int, float),
+    "port": (int,),
+    "env": (dict,),
+}
+_KEYS: dict[str, dict[str, tuple[type, ...]]] = {
+    "llama.cpp": {
+        **_COMMON_KEYS,
+        "gguf": (str,),
+        "ctx_size": (int,),
+        "threads": (int,),
+        "parallel": (int,),
+        "chat_template": (str,),
+        "chat_template_file": (str,),
+        "params": (dict,),
+        "verbosity": (int,),
+    },
+    "vllm": {
+        **_COMMON_KEYS,
+        "model": (str,),
+        "tool_call_parser": (str,),
+        "serve_args": (list,),
+        "chat_template_kwargs": (dict,),
+        "reasoning_parser": (str,),
+        "chat_template": (str,),
+        "served_model_name": (str,),
+        "executable": (str,),
+        "require_gpu": (bool,),
+    },
+}
+_REQUIRED = {"llama.cpp": ("gguf",), "vllm": ("model", "tool_call_parser")}
+# The built-in model files and the chat template each is served with.
+_BUILTIN_TEMPLATES = {"smollm2-135m-q4_1": "SMOLLM2_TOOLS"}
+_BIND_ERRORS = ("couldn't bind", "address already in use", "errno 98")
+
+
+class ServerStartError(Exception):
+    """A model server could not be checked, started or made healthy.
+
+    The message names the models.yaml entry, what failed and, once a process
+    was started, the log file.
+    """
+
+
+# ---------------------------------------------------------------- running
+
+
+@dataclass
+class RunningServer:
+    api_base: str
+    pid: int
+    log_path: Path
+    entry_name: str = ""
+    kind: str = ""
+    _proc: subprocess.Popen | None = field(default=None, repr=False, compare=False)
+    _stopped: bool = field(default=False, repr=False, compare=False)
+
+    def alive(self) -> bool:
+        """True while the server process runs (it may still be loading)."""
+        if self._stopped:
+            return False
+        if self._proc is not None:
+            return self._proc.poll() is None
+        return _pid_running(self.pid)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server and everything in its process group. Idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            _kill_group(self.pid, self._proc, timeout)
+        finally:
+            _LIVE.pop(self.pid, None)
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill_group(pgid: int, proc: subprocess.Popen | None, timeout: float) -> None:
+    """SIGTERM the group, wait up to timeout, SIGKILL what is left; reap the leader."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + max(timeout, 0.0)
+    while time.monotonic() < deadline:
+        if proc is not None:
+            proc.poll()  # reap the leader so that it does not linger as a zombie
+        if not _group_exists(pgid):
+            break
+        time.sleep(0.05)
+    else:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if proc is not None:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILLed above
+            pass
+    # Members that ignored SIGTERM while the leader exited: no mercy.
+    deadline = time.monotonic() + 5
+    while _group_exists(pgid) and time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+
+
+_LIVE: dict[int, RunningServer] = {}
+_hooks_lock = threading.Lock()
+_hooks_installed = False
+
+
+def stop_all(timeout: float = 10.0) -> None:
+    """Stop every server this process started and has not stopped yet."""
+    for server in list(_LIVE.values()):
+        try:
+            server.stop(timeout)
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+
+
+def _on_signal(signum, frame):  # pragma: no cover - exercised via subprocess tests
+    stop_all(timeout=5.0)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _install_hooks() -> None:
+    global _hooks_installed
+    with _hooks_lock:
+        if _hooks_installed:
+            return
+        _hooks_installed = True
+        atexit.register(stop_all)
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                if signal.getsignal(sig) is signal.SIG_DFL:
+                    signal.signal(sig, _on_signal)
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _kind(entry_name: str, cfg: Mapping[str, Any]) -> str:
+    if not isinstance(cfg, Mapping):
+        raise ValueError(f"model {entry_name!r}: 'server' must be a mapping, got {type(cfg).__name__}")
+    kind = cfg.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"model {entry_name!r}: server key 'kind' must be one of "
+                         f"{', '.join(KINDS)}, got {kind!r}")
+    return kind
+
+
+def _validate(entry_name: str, cfg: Mapping[str, Any]) -> str:
+    kind = _kind(entry_name, cfg)
+    allowed = _KEYS[kind]
+    for key, value in cfg.items():
+        if key not in allowed:
+            raise ValueError(f"model {entry_name!r}: unknown server key {key!r} for kind "
+                             f"{kind!r} (known: {', '.join(sorted(allowed))})")
+        types = allowed[key]
+        ok = isinstance(value, types) and (bool in types or not isinstance(value, bool))
+        if not ok:
+            want = " or ".join(t.__name__ for t in types)
+            raise ValueError(f"model {entry_name!r}: server key {key!r} must be {want}, "
+                             f"got {value!r}")
+    for key in _REQUIRED[kind]:
+        if key not in cfg:
+            raise ValueError(f"model {entry_name!r}: server key {key!r} is required for kind {kind!r}")
+    if "health_timeout_s" in cfg and cfg["health_timeout_s"] <= 0:
+        raise ValueError(f"model {entry_name!r}: server key 'health_timeout_s' must be > 0")
+    if "port" in cfg and not 1 <= cfg["port"] <= 65535:
+        raise ValueError(f"model {entry_name!r}: server key 'port' must be in 1..65535")
+    for key in ("ctx_size", "parallel"):
+        if key in cfg and cfg[key] < 1:
+            raise ValueError(f"model {entry_name!r}: server key {key!r} must be >= 1")
+    if "threads" in cfg and cfg["threads"] < 0:
+        raise ValueError(f"model {entry_name!r}: server key 'threads' must be >= 0")
+    if "serve_args" in cfg and not all(isinstance(a, (str, int, float)) for a in cfg["serve_args"]):
+        raise ValueError(f"model {entry_name!r}: server key 'serve_args' must be a list of strings")
+    if "env" in cfg and not all(isinstance(k, str) and isinstance(v, (str, int, float))
+                                for k, v in cfg["env"].items()):
+        raise ValueError(f"model {entry_name!r}: server key 'env' must map names to strings")
+    return kind
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _check_port(entry_name: str, cfg: Mapping[str, Any]) -> None:
+    port = cfg.get("port")
+    if port is not None and not _port_free(port):
+        raise ServerStartError(f"model {entry_name!r}: port {port} on {HOST} is already in use "
+                               f"(server key 'port'; leave it out to use a free port)")
+
+
+def _vllm_executable(entry_name: str, cfg: Mapping[str, Any]) -> str:
+    exe = cfg.get("executable", "vllm")
+    found = shutil.which(exe)
+    if found is None:
+        raise ServerStartError(
+            f"model {entry_name!r}: vLLM executable {exe!r} not found on PATH "
+            f"(install vllm in this environment, or set server key 'executable')")
+    return found
+
+
+def _gpu_problem() -> str | None:
+    """Why no NVIDIA GPU is usable here, or None if one is."""
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None and cvd.strip() in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU"
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return "nvidia-smi not found (no NVIDIA driver)"
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"nvidia-smi -L failed: {exc}"
+    if out.returncode != 0 or "GPU" not in out.stdout:
+        msg = (out.stderr or out.stdout).strip().splitlines()
+        return "nvidia-smi -L lists no GPU" + (f" ({msg[0]})" if msg else "")
+    return None
+
+
+def preflight(entry_name: str, server_cfg: Mapping[str, Any]) -> None:
+    """Cheap checks before any run: config keys, binary present, GPU for vLLM, port.
+
+    Raises ValueError (bad configuration, naming the key) or ServerStartError.
+    Downloads nothing.
+    """
+    kind = _validate(entry_name, server_cfg)
+    if kind == "llama.cpp":
+        import importlib.util
+
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise ServerStartError(f"model {entry_name!r}: the llama.cpp server needs the "
+                                   f"'xllamacpp' package (pip install xllamacpp)")
+        try:
+            _gguf.check_spec(server_cfg["gguf"])
+        except ValueError as exc:
+            raise ValueError(f"model {entry_name!r}: server key {exc}") from None
+        tfile = server_cfg.get("chat_template_file")
+        if tfile is not None and not Path(tfile).expanduser().is_file():
+            raise ValueError(f"model {entry_name!r}: server key 'chat_template_file': "
+                             f"no such file {tfile!r}")
+        tname = server_cfg.get("chat_template")
+        if tname is not None and tname != "model":
+            from . import chat_templates
+
+            if not isinstance(getattr(chat_templates, tname, None), str):
+                raise ValueError(f"model {entry_name!r}: server key 'chat_template': unknown "
+                                 f"template {tname!r} (use 'model' or a name in "
+                                 f"pytest_agentic.chat_templates)")
+    else:
+        _vllm_executable(entry_name, server_cfg)
+        if server_cfg.get("require_gpu", True):
+            problem = _gpu_problem()
+            if problem:
+                raise ServerStartError(f"model {entry_name!r}: vLLM needs a GPU: {problem} "
+                                       f"(server key 'require_gpu: false' skips this check)")
+    _check_port(entry_name, server_cfg)
+
+
+# ---------------------------------------------------------------- starting
+
+
+def _llama_argv(entry_name: str, cfg: Mapping[str, Any], port: int) -> list[str]:
+    try:
+        model_path = _gguf.resolve(cfg["gguf"])
+    except _gguf.GGUFError as exc:
+        raise ServerStartError(f"model {entry_name!r}: cannot obtain model file: {exc}") from None
+    argv = [
+        sys.executable, "-m", "pytest_agentic.llama_server",
+        "--model", str(model_path), "--host", HOST, "--port", str(port),
+        "--ctx-size", str(cfg.get("ctx_size", 4096)),
+        "--threads", str(cfg.get("threads", 0)),
+        "--parallel", str(cfg.get("parallel", 1)),
+        "--alias", entry_name,
+        "--verbosity", str(cfg.get("verbosity", 3)),
+        "--params-json", json.dumps(cfg.get("params", {})),
+    ]
+    if "chat_template_file" in cfg:
+        argv += ["--chat-template-file", str(Path(cfg["chat_template_file"]).expanduser())]
+    else:
+        name = cfg.get("chat_template", _BUILTIN_TEMPLATES.get(cfg["gguf"], "model"))
+        if name != "model":
+            argv += ["--chat-template", name]
+    return argv
+
+
+def _vllm_argv(entry_name: str, cfg: Mapping[str, Any], port: int) -> list[str]:
+    argv = [
+        _vllm_executable(entry_name, cfg), "serve", cfg["model"],
+        "--host", HOST, "--port", str(port),
+        "--enable-auto-tool-choice", "--tool-call-parser", cfg["tool_call_parser"],
+    ]
+    if "reasoning_parser" in cfg:
+        argv += ["--reasoning-parser", cfg["reasoning_parser"]]
+    if "chat_template" in cfg:
+        argv += ["--chat-template", cfg["chat_template"]]
+    if "chat_template_kwargs" in cfg:
+        argv += ["--default-chat-template-kwargs", json.dumps(cfg["chat_template_kwargs"])]
+    if "served_model_name" in cfg:
+        argv += ["--served-model-name", cfg["served_model_name"]]
+    argv += [str(a) for a in cfg.get("serve_args", [])]
+    return argv
+
+
+def _log_tail(path: Path, lines: int = 15) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 16384))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    tail = text.splitlines()[-lines:]
+    return "\n".join("    " + line for line in tail)
+
+
+def _http_ok(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+class _Crashed(Exception):
+    def __init__(self, returncode: int):
+        self.returncode = returncode
+
+
+def _wait_healthy(proc: subprocess.Popen, root: str, timeout: float) -> bool:
+    """Poll GET /health, then GET /v1/models, until both answer 200.
+
+    Returns False on timeout; raises _Crashed if the process exits first.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        rc = proc.poll()
+        if rc is not None:
+            raise _Crashed(rc)
+        if _http_ok(root + "/health") and _http_ok(root + "/v1/models"):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+
+
+def start(entry_name: str, server_cfg: Mapping[str, Any], log_path: Path) -> RunningServer:
+    """Start the server for one models.yaml entry and wait until it is healthy.
+
+    The server's stdout and stderr go to ``log_path`` (appended). Raises
+    ServerStartError naming the entry, what failed and the log path.
+    """
+    preflight(entry_name, server_cfg)
+    kind = server_cfg["kind"]
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    timeout = float(server_cfg.get("health_timeout_s", DEFAULT_HEALTH_TIMEOUT_S[kind]))
+    env = dict(os.environ)
+    env.update({k: str(v) for k, v in server_cfg.get("env", {}).items()})
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    _install_hooks()
+
+    fixed_port = server_cfg.get("port")
+    attempts = 1 if fixed_port is not None else 3
+    for attempt in range(1, attempts + 1):
+        port = fixed_port if fixed_port is not None else _free_port()
+        argv = (_llama_argv if kind == "llama.cpp" else _vllm_argv)(entry_name, server_cfg, port)
+        root = f"http://{HOST}:{port}"
+        with open(log_path, "ab") as log:
+            log.write(f"=== pytest-agentic: starting {kind} server for {entry_name!r} on "
+                      f"{root}\n=== {' '.join(argv)}\n".encode())
+            log.flush()
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "pytest_agentic._supervise", *argv],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    env=env, process_group=0, close_fds=True,
+                )
+            except OSError as exc:
+                raise ServerStartError(f"model {entry_name!r}: cannot start {kind} server: {exc} "
+                                       f"(log: {log_path})") from None
+        server = RunningServer(api_base=root + "/v1", pid=proc.pid, log_path=log_path,
+                               entry_name=entry_name, kind=kind, _proc=proc)
+        _LIVE[proc.pid] = server
+        t0 = time.monotonic()
+        try:
+            healthy = _wait_healthy(proc, root, timeout)
+        except _Crashed as crash:
+            server.stop(timeout=2)
+            tail = _log_tail(log_path)
+            if attempt < attempts and any(m in tail.lower() for m in _BIND_ERRORS):
+                continue  # lost a race for the free port: try another one
+            raise ServerStartError(
+                f"model {entry_name!r}: {kind} server exited with status {crash.returncode} "
+                f"before it became healthy (port {port}); log: {log_path}\n{tail}") from None
+        except BaseException:  # Ctrl-C while waiting: leave nothing behind
+            server.stop(timeout=2)
+            raise
+        if not healthy:
+            server.stop(timeout=5)
+            raise ServerStartError(
+                f"model {entry_name!r}: {kind} server did not answer GET /health and "
+                f"/v1/models on {root} within health_timeout_s={timeout:g}s; log: {log_path}\n"
+                f"{_log_tail(log_path)}")
+        with open(log_path, "ab") as log:
+            log.write(f"=== pytest-agentic: healthy after {time.monotonic() - t0:.2f}s\n".encode())
+        return server
+    raise AssertionError("unreachable")  # pragma: no cover
