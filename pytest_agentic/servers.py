@@ -460,6 +460,10 @@ def start(entry_name: str, server_cfg: Mapping[str, Any], log_path: Path) -> Run
     env = dict(os.environ)
     env.update({k: str(v) for k, v in server_cfg.get("env", {}).items()})
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # The supervisor and the llama.cpp launcher are modules of this package:
+    # make sure the child interpreter imports the same copy of it.
+    pkg_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([pkg_root, *filter(None, [env.get("PYTHONPATH")])])
     _install_hooks()
 
     fixed_port = server_cfg.get("port")
