@@ -342,6 +342,25 @@ def test_no_server_outlives_its_controller(fake_vllm, tmp_path, how):
                 proc.kill()
 
 
+def test_ctrl_c_while_waiting_for_health_leaves_nothing(fake_vllm, tmp_path):
+    log = tmp_path / "v.log"
+    cfg = vllm_cfg(fake_vllm, health_timeout_s=120)
+    env = {**os.environ, "STANDIN_NEVER_HEALTHY": "1"}
+    with subprocess.Popen([sys.executable, "-c", CONTROLLER, json.dumps(cfg), str(log)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=REPO, env=env) as proc:
+        try:
+            assert wait_for(lambda: log.exists() and "(pid " in log.read_text(), 20)
+            server_pid = int(log.read_text().split("(pid ")[1].split(")")[0])
+            os.kill(proc.pid, signal.SIGINT)
+            _, err = proc.communicate(timeout=20)
+            assert "KeyboardInterrupt" in err
+            assert wait_for(lambda: pid_gone(server_pid), 10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+
 # ---------------------------------------------------------------- the real embedded server
 
 
