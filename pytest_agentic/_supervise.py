@@ -22,6 +22,7 @@ import sys
 import time
 
 POLL_S = 0.5
+CHILD_PYTHONPATH_VAR = "PYTEST_AGENTIC_CHILD_PYTHONPATH"  # same name as in servers.py
 GRACE_S = 10.0
 
 
@@ -45,8 +46,15 @@ def main(argv: list[str]) -> int:
     # we wait for it to exit, so that its exit status is ours.
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
+    env = dict(os.environ)
+    if CHILD_PYTHONPATH_VAR in env:  # the PYTHONPATH the server itself should see
+        child_path = env.pop(CHILD_PYTHONPATH_VAR)
+        if child_path:
+            env["PYTHONPATH"] = child_path
+        else:
+            env.pop("PYTHONPATH", None)
     try:
-        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env,
                                  # the child should react to signals normally
                                  preexec_fn=_restore_signals)
     except OSError as exc:

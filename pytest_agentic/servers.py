@@ -64,6 +64,7 @@ from .server_config import (  # noqa: F401  (preflight and ServerStartError are 
 )
 
 BIND_ERRORS = ("couldn't bind", "address already in use", "errno 98")
+CHILD_PYTHONPATH_VAR = "PYTEST_AGENTIC_CHILD_PYTHONPATH"
 
 
 # ---------------------------------------------------------------- running
@@ -241,9 +242,13 @@ def start(entry_name: str, server_cfg: Mapping[str, Any], log_path: Path) -> Run
     env.update({k: str(v) for k, v in server_cfg.get("env", {}).items()})
     env.setdefault("PYTHONUNBUFFERED", "1")
     # The supervisor and the llama.cpp launcher are modules of this package:
-    # make sure the child interpreter imports the same copy of it.
+    # make sure their interpreter imports the same copy of it. vLLM gets the
+    # PYTHONPATH it would have had (the supervisor puts it back).
     pkg_root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join([pkg_root, *filter(None, [env.get("PYTHONPATH")])])
+    original = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = os.pathsep.join([pkg_root, *filter(None, [original])])
+    if kind == "vllm":
+        env[CHILD_PYTHONPATH_VAR] = original if original is not None else ""
     _install_hooks()
 
     fixed_port = server_cfg.get("port")

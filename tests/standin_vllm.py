@@ -115,7 +115,9 @@ def main(argv=None) -> int:
     print(f"standin-vllm: serve {args.model} on {args.host}:{args.port} (pid {os.getpid()})", flush=True)
     if os.environ.get("STANDIN_ARGS_FILE"):
         with open(os.environ["STANDIN_ARGS_FILE"], "w") as fh:
-            json.dump({**vars(args), "extra": extra}, fh)
+            seen = {k: os.environ.get(k) for k in
+                    ("PYTHONPATH", "STANDIN_MARK", "PYTEST_AGENTIC_CHILD_PYTHONPATH")}
+            json.dump({**vars(args), "extra": extra, "env": seen}, fh)
     if os.environ.get("STANDIN_CRASH"):
         print("standin-vllm: RuntimeError: CUDA out of memory (simulated)", flush=True)
         return 3

@@ -222,7 +222,7 @@ def test_vllm_lifecycle(fake_vllm, tmp_path, monkeypatch, started):
     monkeypatch.setenv("STANDIN_ARGS_FILE", str(args_file))
     monkeypatch.setenv("STANDIN_LOAD_DELAY_S", "1.0")  # the health check must wait
     log = tmp_path / "logs" / "qwen-vllm.log"
-    srv = servers.start("qwen-vllm", vllm_cfg(fake_vllm), log)
+    srv = servers.start("qwen-vllm", vllm_cfg(fake_vllm, env={"STANDIN_MARK": "from-models-yaml"}), log)
     started.append(srv)
 
     assert srv.api_base.startswith("http://127.0.0.1:") and srv.api_base.endswith("/v1")
@@ -233,6 +233,10 @@ def test_vllm_lifecycle(fake_vllm, tmp_path, monkeypatch, started):
     assert args["enable_auto_tool_choice"] and args["tool_call_parser"] == "qwen3_coder"
     assert args["default_chat_template_kwargs"] == {"enable_thinking": False}
     assert args["extra"] == ["--max-model-len", "32768"]
+    # the entry's env reaches vLLM; our PYTHONPATH for the supervisor does not
+    assert args["env"] == {"STANDIN_MARK": "from-models-yaml",
+                           "PYTHONPATH": os.environ.get("PYTHONPATH"),
+                           "PYTEST_AGENTIC_CHILD_PYTHONPATH": None}
 
     r = completion(srv.api_base, "Qwen/Qwen3-Coder-30B-A3B-Instruct",
                    messages=[{"role": "user", "content": "weather in Paris?"}], tools=[WEATHER_TOOL])
