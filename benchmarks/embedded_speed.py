@@ -101,11 +101,18 @@ def main() -> int:
     ap.add_argument("--ctx-size", type=int, default=4096)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=JSON",
+                    help="extra xllamacpp.CommonParams attribute (server key 'params'), "
+                         "e.g. cpuparams.poll=0; repeatable")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = ap.parse_args()
 
+    params = {}
+    for item in args.param:
+        name, _, value = item.partition("=")
+        params[name] = json.loads(value)
     cfg = {"kind": "llama.cpp", "gguf": args.gguf, "ctx_size": args.ctx_size,
-           "threads": args.threads, "health_timeout_s": 300}
+           "threads": args.threads, "health_timeout_s": 300, "params": params}
     servers.preflight("bench", cfg)
     from pytest_agentic import gguf
 
@@ -156,7 +163,7 @@ def main() -> int:
     figures = {
         "model": str(model_path.name),
         "model_size_mb": round(model_path.stat().st_size / 2**20, 1),
-        "threads": args.threads, "ctx_size": args.ctx_size, "runs": args.runs,
+        "threads": args.threads, "ctx_size": args.ctx_size, "runs": args.runs, "params": params,
         "verify_s": round(verify_s, 2),
         "start_until_healthy_s": round(start_s, 2),
         "model_load_s_reported": float(loaded) if loaded != "?" else None,
@@ -175,7 +182,7 @@ def main() -> int:
         "cpus": os.cpu_count(),
     }
     print(f"embedded llama.cpp server: {figures['model']} ({figures['model_size_mb']} MB), "
-          f"{args.threads} threads, ctx {args.ctx_size}")
+          f"{args.threads} threads, ctx {args.ctx_size}" + (f", params {params}" if params else ""))
     print(f"  sha256 check of model file     {figures['verify_s']:.2f} s")
     print(f"  start until healthy            {figures['start_until_healthy_s']:.2f} s "
           f"(model load reported by server: {loaded} s)")
