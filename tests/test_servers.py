@@ -120,7 +120,7 @@ def completion(api_base: str, model: str, **kw):
     import litellm
 
     return litellm.completion(model=f"openai/{model}", api_base=api_base, api_key="none",
-                              num_retries=0, timeout=30, **kw)
+                              num_retries=0, timeout=120, **kw)
 
 
 WEATHER_TOOL = {"type": "function", "function": {
