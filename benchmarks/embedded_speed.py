@@ -196,7 +196,7 @@ def main() -> int:
           f"{figures['rss_mb_after']:.1f} MB after the runs, peak {figures['peak_rss_mb']:.1f} MB")
     lb, la = figures["loadavg_1min_before_after"]
     print(f"  machine                        {os.cpu_count()} CPUs, 1-min load average {lb} before, {la} after"
-          f"{'  (other work was running: figures are low)' if max(lb, la) > 0.5 else ''}")
+          f"{'  (other work was running: figures may be low)' if lb > 0.8 else ''}")
     kind = "tool call" if last_msg.get("tool_calls") else "text"
     print(f"  last answer ({kind}): {json.dumps(last_msg.get('tool_calls') or last_msg.get('content'))[:160]}")
     if args.json:
