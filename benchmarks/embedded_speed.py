@@ -1,6 +1,6 @@
 """Measure the embedded llama.cpp server: load time, prompt and generation speed, memory.
 
-    python benchmarks/embedded_speed.py [--gguf smollm2-135m-q4_1] [--threads 2]
+    python benchmarks/embedded_speed.py [--gguf smollm2-135m-q4_1] [--threads N]
                                         [--ctx-size 4096] [--runs 3] [--max-tokens 128]
 
 Starts the server exactly as the plugin does (servers.start), sends a typical
@@ -97,7 +97,8 @@ def _post(root: str, path: str, body: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gguf", default="smollm2-135m-q4_1")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="llama.cpp threads (default: the server's default, all CPUs but one)")
     ap.add_argument("--ctx-size", type=int, default=4096)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=128)
@@ -112,7 +113,12 @@ def main() -> int:
         name, _, value = item.partition("=")
         params[name] = json.loads(value)
     cfg = {"kind": "llama.cpp", "gguf": args.gguf, "ctx_size": args.ctx_size,
-           "threads": args.threads, "health_timeout_s": 300, "params": params}
+           "health_timeout_s": 300, "params": params}
+    if args.threads is not None:
+        cfg["threads"] = args.threads
+    from pytest_agentic.server_config import default_threads
+
+    threads = args.threads if args.threads is not None else default_threads()
     servers.preflight("bench", cfg)
     from pytest_agentic import gguf
 
@@ -163,7 +169,7 @@ def main() -> int:
     figures = {
         "model": str(model_path.name),
         "model_size_mb": round(model_path.stat().st_size / 2**20, 1),
-        "threads": args.threads, "ctx_size": args.ctx_size, "runs": args.runs, "params": params,
+        "threads": threads, "ctx_size": args.ctx_size, "runs": args.runs, "params": params,
         "verify_s": round(verify_s, 2),
         "start_until_healthy_s": round(start_s, 2),
         "model_load_s_reported": float(loaded) if loaded != "?" else None,
@@ -182,7 +188,7 @@ def main() -> int:
         "cpus": os.cpu_count(),
     }
     print(f"embedded llama.cpp server: {figures['model']} ({figures['model_size_mb']} MB), "
-          f"{args.threads} threads, ctx {args.ctx_size}" + (f", params {params}" if params else ""))
+          f"{threads} thread{'s' if threads != 1 else ''}, ctx {args.ctx_size}" + (f", params {params}" if params else ""))
     print(f"  sha256 check of model file     {figures['verify_s']:.2f} s")
     print(f"  start until healthy            {figures['start_until_healthy_s']:.2f} s "
           f"(model load reported by server: {loaded} s)")

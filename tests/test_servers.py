@@ -23,6 +23,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from pytest_agentic import gguf, servers  # noqa: E402
+from pytest_agentic.server_config import default_threads  # noqa: E402
 from pytest_agentic.servers import ServerStartError  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -260,7 +261,7 @@ def test_vllm_health_timeout(fake_vllm, tmp_path, monkeypatch):
     assert time.monotonic() - t0 < 15
     msg = str(exc.value)
     assert "'qwen-vllm'" in msg and "health_timeout_s=1.5" in msg and str(log) in msg
-    assert not servers._LIVE
+    assert not any(s.entry_name == "qwen-vllm" for s in servers._LIVE.values())
     assert "standin-vllm: serve" in log.read_text()
     # nothing left: the stand-in's pid is in its log line
     pid = int(log.read_text().split("(pid ")[1].split(")")[0])
@@ -376,6 +377,15 @@ def _builtin_model_or_skip() -> Path:
                     f"download failed): {exc}")
 
 
+def test_default_threads_leave_a_cpu_free(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(2)))
+    assert default_threads() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert default_threads() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert default_threads() == 8
+
+
 def test_builtin_gguf_is_verified():
     path = _builtin_model_or_skip()
     spec = gguf.BUILTIN["smollm2-135m-q4_1"]
@@ -399,7 +409,7 @@ def smollm2(tmp_path_factory):
     _builtin_model_or_skip()
     log = tmp_path_factory.mktemp("llama") / "smollm2.log"
     srv = servers.start("smollm2-135m", {
-        "kind": "llama.cpp", "gguf": "smollm2-135m-q4_1", "ctx_size": 4096, "threads": 2,
+        "kind": "llama.cpp", "gguf": "smollm2-135m-q4_1", "ctx_size": 4096,
         "health_timeout_s": 60}, log)
     yield srv
     srv.stop()
@@ -462,7 +472,7 @@ def test_embedded_server_stops_cleanly(tmp_path):
     _builtin_model_or_skip()
     log = tmp_path / "smollm2.log"
     srv = servers.start("smollm2-135m", {"kind": "llama.cpp", "gguf": "smollm2-135m-q4_1",
-                                         "ctx_size": 1024, "threads": 2}, log)
+                                         "ctx_size": 1024}, log)
     try:
         kids = children(srv.pid)
         assert len(kids) == 1
@@ -474,6 +484,7 @@ def test_embedded_server_stops_cleanly(tmp_path):
     assert pid_gone(srv.pid) and pid_gone(kids[0]) and group_gone(srv.pid)
     text = log.read_text()
     assert "model loaded" in text and "llama_server: stopped" in text
+    assert f"--threads {default_threads()} " in text  # the command line is in the log
 
 
 def _props(srv) -> dict:
@@ -525,6 +536,7 @@ def test_model_file_unavailable(tmp_path, monkeypatch):
 
     monkeypatch.setattr(gguf, "ensure_builtin", unavailable)
     log = tmp_path / "s.log"
+    before = dict(servers._LIVE)
     with pytest.raises(ServerStartError, match="'smollm2-135m': cannot obtain model file: could not download"):
         servers.start("smollm2-135m", {"kind": "llama.cpp", "gguf": "smollm2-135m-q4_1"}, log)
-    assert not servers._LIVE
+    assert servers._LIVE == before  # nothing was started
