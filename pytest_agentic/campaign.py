@@ -40,6 +40,8 @@ class Campaign:
         self.resumed_at: list[str] = []
         #: Sentences for the summary (budget spent, endpoint down, ...), set by the controller.
         self.notes: list[str] = []
+        #: Local model servers of this session, by model entry (set by the controller).
+        self.servers: dict[str, dict[str, Any]] = {}
         if session.resume_dir is not None:
             from .resume import load_manifest, load_runs
 
@@ -53,9 +55,7 @@ class Campaign:
 
     # -- gathering ------------------------------------------------------------
     def add(self, record: RunRecord, transcript: dict[str, Any]) -> None:
-        if self.path is None:
-            self.path = self._new_folder()
-            self.write_manifest()
+        self.ensure_folder()
         # A second net under the fixture's: nothing written carries a credential.
         record = redact(record, self.session.secrets)
         transcript = redact(transcript, self.session.secrets)
@@ -71,6 +71,13 @@ class Campaign:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
+
+    def ensure_folder(self) -> Path:
+        """The campaign folder, created (with its manifest) on first need."""
+        if self.path is None:
+            self.path = self._new_folder()
+            self.write_manifest()
+        return self.path
 
     def _new_folder(self) -> Path:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -117,6 +124,7 @@ class Campaign:
             "runs_recorded": len(self.records),
             "notes": self.notes,
             "budget_usd": self.session.budget,
+            "servers": self.servers,
             "machine": provenance.machine(),
             "packages": provenance.packages(),
             "pytest_version": pytest.__version__,

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from . import modecache, outcome
@@ -26,6 +30,9 @@ class Controller:
         self.campaign.verdicts = self.verdicts
         #: Failed tests that are not judged agent runs (setup errors, harness errors, plain tests).
         self.other_failures = 0
+        #: Local model servers started for this session, and their logs.
+        self.servers: list = []
+        self.server_logs: list[Path] = []
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:  # type: ignore[no-untyped-def]
@@ -33,8 +40,11 @@ class Controller:
         if self.session.ledger is not None:
             node.workerinput["agentic_ledger"] = str(self.session.ledger.path)
         node.workerinput["agentic_api_bases"] = dict(self.session.api_bases)
+        node.workerinput["agentic_paths"] = {"models": str(self.session.models_path),
+                                             "out": str(self.session.out_dir)}
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.stop_servers()
         if self.session.ledger is not None:
             self.session.ledger.remove()
 
@@ -55,6 +65,44 @@ class Controller:
         if config.option.collectonly or not self._agentic_session(config):
             return
         self.session.check_environment()
+        self.start_servers()
+
+    def start_servers(self) -> None:
+        """Start each selected entry's local server once per session (before xdist starts workers)."""
+        from .outcome import safe_name
+        from .servers import ServerStartError, preflight, start
+
+        entries = [e for e in self.session.selected_models() if e.server]
+        try:
+            for entry in entries:
+                preflight(entry.name, entry.server)
+            for entry in entries:
+                # Logged outside the out folder while xdist workers start (they re-read the command
+                # line, and a path that appears meanwhile changes how pytest picks their rootdir);
+                # moved into the campaign folder at the end.
+                log = Path(tempfile.mkdtemp(prefix="agentic-server-")) / f"server-{safe_name(entry.name)}.log"
+                self.server_logs.append(log)
+                server = start(entry.name, entry.server, log)
+                self.servers.append(server)
+                self.session.api_bases[entry.name] = server.api_base
+                self.campaign.servers[entry.name] = {"kind": entry.server["kind"], "api_base": server.api_base,
+                                                     "pid": server.pid, "log": log.name}
+        except (ServerStartError, ValueError) as exc:
+            self.stop_servers()
+            raise pytest.UsageError(f"{self.session.models_path}: {exc}") from None
+
+    def stop_servers(self) -> None:
+        while self.servers:
+            self.servers.pop().stop()
+
+    def keep_server_logs(self) -> None:
+        if self.campaign.path is None:
+            return
+        for log in self.server_logs:
+            if log.exists():
+                shutil.move(str(log), self.campaign.path / log.name)
+                shutil.rmtree(log.parent, ignore_errors=True)
+        self.server_logs.clear()
         self.verdicts.check()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -83,6 +131,8 @@ class Controller:
             # The gates may change the exit status; pytest returns session.exitstatus as set here.
             session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures,
                                                         self.campaign.path.name)
+        self.stop_servers()  # every run is over: no process is left behind
+        self.keep_server_logs()
         self.campaign.finish(complete=complete)
         self.verdicts.keep_inputs(self.campaign.path)
         modecache.remember(session.config, self.campaign.records)
@@ -90,6 +140,10 @@ class Controller:
     def notes(self) -> list[str]:
         """What a reader must know about this campaign beyond the tables."""
         notes = []
+        models = {r["model"] for r in self.campaign.records}
+        for entry in self.session.selected_models():
+            if entry.caveat and entry.name in models:
+                notes.append(f"model {entry.name!r}: {entry.caveat}")
         if self.budget_skipped:
             notes.append(f"{self.budget_skipped} runs skipped: the campaign budget of ${self.session.budget:g} was spent")
         by_model: dict[str, list] = {}

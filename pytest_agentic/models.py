@@ -15,6 +15,7 @@ from .provenance import redact
 ENTRY_KEYS = {
     "model": "the litellm model string, e.g. 'openrouter/qwen/qwen3-coder-30b-a3b-instruct'",
     "description": "free text",
+    "caveat": "what a reader of this model's results must know (shown in every summary)",
     "params": "call parameters passed to litellm.completion (temperature, max_tokens, extra_body, ...)",
     "price": "per-token prices in dollars: input_per_token, output_per_token",
     "api_base": "the endpoint URL",
@@ -46,6 +47,7 @@ class ModelEntry:
     limits: Mapping[str, Any] = field(default_factory=dict)
     server: Mapping[str, Any] | None = None
     description: str = ""
+    caveat: str = ""
 
     @property
     def scripted(self) -> bool:
@@ -148,7 +150,7 @@ def _entry(path: Path, name: str, raw: Any) -> ModelEntry:
             value = price.get(key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ModelsFileError(f"{where}: key 'price.{key}' must be a non-negative number, got {value!r}")
-    for key in ("api_base", "api_base_env", "api_key_env", "description"):
+    for key in ("api_base", "api_base_env", "api_key_env", "description", "caveat"):
         if key in raw and not isinstance(raw[key], str):
             raise ModelsFileError(f"{where}: key {key!r} must be a string, got {raw[key]!r}")
     required_env = raw.get("required_env", [])
@@ -176,6 +178,7 @@ def _entry(path: Path, name: str, raw: Any) -> ModelEntry:
         limits=limits,
         server=server,
         description=raw.get("description", ""),
+        caveat=raw.get("caveat", ""),
     )
 
 

@@ -131,3 +131,35 @@ def add_options(parser: pytest.Parser) -> None:
 
 def option(config: pytest.Config, name: str) -> Any:
     return config.getoption(name)
+
+
+#: Options whose value is a path (pytest may mistake a separate existing path for a test path).
+PATH_OPTIONS = ("--agentic-out", "--models-file", "--agentic-resume", "--agentic-compare", "--agentic-rescore",
+                "--agentic-predictions")
+
+
+def check_rootdir(config: pytest.Config) -> None:
+    """Stop when pytest may have picked its rootdir from one of our option values.
+
+    pytest picks the rootdir before plugins add their options, so in
+    ``--agentic-out /elsewhere`` an existing ``/elsewhere`` counts as a test path,
+    and the search for the project's ini file starts above the project: its
+    settings and models.yaml are then not found. ``--agentic-out=/elsewhere`` is safe.
+    """
+    from pathlib import Path
+
+    args = [str(a) for a in config.invocation_params.args]
+    if any(a in ("--rootdir", "-c", "--config-file") or a.startswith(("--rootdir=", "--config-file=")) for a in args):
+        return
+    invocation = config.invocation_params.dir.resolve()
+    for i, arg in enumerate(args[:-1]):
+        value = args[i + 1]
+        if arg not in PATH_OPTIONS:
+            continue
+        path = (invocation / value).resolve()
+        if path.exists() and path != invocation and invocation not in path.parents:
+            raise pytest.UsageError(
+                f"{arg} {value}: pytest takes an existing path given this way for a test path when it picks "
+                f"the rootdir (here {config.rootpath}), and may miss the project's ini file; "
+                f"write it as {arg}={value}"
+            )

@@ -23,6 +23,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = AgenticSession(config)
     config.stash[SESSION_KEY] = session
     if not session.is_worker:
+        options.check_rootdir(config)
         config.pluginmanager.register(Controller(session), "agentic-controller")
 
 

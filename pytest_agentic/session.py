@@ -45,6 +45,10 @@ class AgenticSession:
         self.models_path = Path(models_file) if models_file else config.rootpath / "models.yaml"
         out = options.option(config, options.OUT)
         self.out_dir = Path(out) if out else config.rootpath / "agentic-results"
+        # xdist workers use the controller's paths, whatever rootdir they worked out themselves.
+        paths = getattr(config, "workerinput", {}).get("agentic_paths")
+        if paths:
+            self.models_path, self.out_dir = Path(paths["models"]), Path(paths["out"])
         self._registry: Registry | None = None
         self._selected: list[ModelEntry] | None = None
         self._instances: dict[tuple[str, int], TaskInstance] = {}

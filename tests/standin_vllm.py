@@ -14,6 +14,7 @@ through environment variables:
 - ``STANDIN_LOAD_DELAY_S``: sleep this long before listening (a model load);
 - ``STANDIN_CRASH``: print an error and exit 3 instead of serving;
 - ``STANDIN_NEVER_HEALTHY``: listen, but answer /health with 503 forever;
+- ``STANDIN_EXIT_AFTER``: die (exit 1) right after answering this many chat completions;
 - ``STANDIN_SPAWN_CHILD``: start a grandchild that ignores SIGTERM and write
   its pid to this file (a worker process that must not outlive the server).
 """
@@ -52,6 +53,8 @@ def parse(argv):
 def make_handler(args):
     name = args.served_model_name or args.model
     never_healthy = bool(os.environ.get("STANDIN_NEVER_HEALTHY"))
+    exit_after = int(os.environ.get("STANDIN_EXIT_AFTER", "0"))
+    answered = [0]
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -106,6 +109,11 @@ def make_handler(args):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             })
+            answered[0] += 1
+            if exit_after and answered[0] >= exit_after:
+                print("standin-vllm: exiting as asked (STANDIN_EXIT_AFTER)", flush=True)
+                self.wfile.flush()
+                os._exit(1)
 
     return Handler
 
