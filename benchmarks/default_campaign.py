@@ -46,6 +46,7 @@ def tree_rss_mb(pid: int) -> float:
 def main() -> int:
     out = Path(tempfile.mkdtemp(prefix="agentic-bench-"))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--agentic-out={out}", *sys.argv[1:]]
+    load_before = os.getloadavg()[0]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     peak = 0.0
@@ -62,7 +63,7 @@ def main() -> int:
         modes[r["failure_mode"] or "passed"] = modes.get(r["failure_mode"] or "passed", 0) + 1
     print(f"command: {' '.join(cmd[2:])}")
     print(f"models: {[m['name'] for m in manifest.get('models', [])]}")
-    print(f"cpus: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f} (1 min, read at the end)")
+    print(f"cpus: {os.cpu_count()}, 1-minute load average before the run: {load_before:.2f}")
     print(f"wall time: {wall:.1f} s ({wall / max(len(runs), 1):.1f} s per run)")
     print(f"peak resident memory of the process tree: {peak:.0f} MB")
     print(f"runs recorded: {len(runs)}; outcomes: {modes}")
