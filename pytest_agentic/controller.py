@@ -65,6 +65,7 @@ class Controller:
         if config.option.collectonly or not self._agentic_session(config):
             return
         self.session.check_environment()
+        self.verdicts.check()
         self.start_servers()
 
     def start_servers(self) -> None:
@@ -103,7 +104,6 @@ class Controller:
                 shutil.move(str(log), self.campaign.path / log.name)
                 shutil.rmtree(log.parent, ignore_errors=True)
         self.server_logs.clear()
-        self.verdicts.check()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         announced = getattr(report, outcome.STARTED_ATTR, None)
@@ -141,9 +141,10 @@ class Controller:
         """What a reader must know about this campaign beyond the tables."""
         notes = []
         models = {r["model"] for r in self.campaign.records}
-        for entry in self.session.selected_models():
-            if entry.caveat and entry.name in models:
-                notes.append(f"model {entry.name!r}: {entry.caveat}")
+        for name in sorted(models):
+            entry = self.session.registry.entries.get(name) if self.session.models_path.is_file() else None
+            if entry is not None and entry.caveat:
+                notes.append(f"model {name!r}: {entry.caveat}")
         if self.budget_skipped:
             notes.append(f"{self.budget_skipped} runs skipped: the campaign budget of ${self.session.budget:g} was spent")
         by_model: dict[str, list] = {}
