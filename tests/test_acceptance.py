@@ -84,9 +84,12 @@ def test_task_marker_selects_one_task_with_readable_ids(project):
     assert ids == ["oracle-run1", "oracle-run2", "near-miss-run1", "near-miss-run2"]
 
 
-def test_junit_xml_carries_mode_tags_tokens_and_cost(project):
-    session(project, "--model", "near-miss", "-m", "task_09", "--agentic-out", "out", "--junitxml", "junit.xml")
-    cases = ET.parse(project.path / "junit.xml").getroot().iter("testcase")
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_junit_xml_carries_mode_tags_tokens_and_cost(project, xdist):
+    session(project, "--model", "near-miss", "-m", "task_09", "--agentic-out", "out", "--junitxml", "junit.xml",
+            *xdist)
+    cases = list(ET.parse(project.path / "junit.xml").getroot().iter("testcase"))
+    assert len(cases) == 3
     for case in cases:
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert props["agentic_failure_mode"] == "wrong_answer"
