@@ -100,24 +100,23 @@ class RunningServer:
             _LIVE.pop(self.pid, None)
 
 
-def _pid_running(pid: int) -> bool:
+def _answers(kill: Any, ident: int) -> bool:
+    """Whether a process (``os.kill``) or process group (``os.killpg``) still exists."""
     try:
-        os.kill(pid, 0)
+        kill(ident, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
     return True
+
+
+def _pid_running(pid: int) -> bool:
+    return _answers(os.kill, pid)
 
 
 def _group_exists(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return _answers(os.killpg, pgid)
 
 
 def _kill_group(pgid: int, proc: subprocess.Popen | None, timeout: float) -> None:
