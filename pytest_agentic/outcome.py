@@ -34,22 +34,30 @@ def _reason(report: pytest.TestReport) -> str | None:
     return text.strip().splitlines()[0][:500] if text and text.strip() else None
 
 
+#: The fields that identify a run, fixed before it starts.
+_IDENTITY = ("task", "task_name", "model", "run", "seed", "nodeid", "transcript")
+_IDENTITY_KEY = pytest.StashKey[dict[str, Any]]()
+
+
 def started(item: pytest.Item) -> dict[str, Any] | None:
-    """What identifies an agent test's run, sent with its setup report."""
+    """What identifies an agent test's run (sent with its setup report, reused by its record)."""
     agent = item.stash.get(CONTEXT_KEY, None)
     if agent is None:
         return None
-    return {
-        "task": agent.spec.id, "task_name": agent.spec.name, "model": agent.case.model, "run": agent.case.run,
-        "seed": agent.session.seed, "nodeid": item.nodeid, "task_hash": agent.instance.content_hash(),
-        "transcript": transcript_path(agent.case.model, agent.spec.id, agent.case.run),
-    }
+    if _IDENTITY_KEY not in item.stash:
+        item.stash[_IDENTITY_KEY] = {
+            "task": agent.spec.id, "task_name": agent.spec.name, "model": agent.case.model,
+            "run": agent.case.run, "seed": agent.session.seed, "nodeid": item.nodeid,
+            "task_hash": agent.instance.content_hash(),
+            "transcript": transcript_path(agent.case.model, agent.spec.id, agent.case.run),
+        }
+    return item.stash[_IDENTITY_KEY]
 
 
 def lost(started_run: dict[str, Any], cause: str) -> tuple[RunRecord, dict[str, Any]]:
     """The record of a run whose process died before it could report: an infra error, kept."""
     record = RunRecord(
-        **{k: started_run[k] for k in ("task", "task_name", "model", "run", "seed", "nodeid", "transcript")},
+        **{k: started_run[k] for k in _IDENTITY},
         passed=False, failure_mode=FailureMode.INFRA_ERROR.value, tags={"lost": True}, tool_calls=0, turns=0,
         prompt_tokens=0, completion_tokens=0, cost_usd=None, latency_s=0.0, stop_reason="infra_error",
         infra_cause=cause, reason=cause,
@@ -81,13 +89,10 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
         if crash is not None and not crash.message.startswith(("AssertionError", "assert", "Failed")):
             # The checker raised something else than a rejection: flag it, it may be a harness bug.
             run_tags["checker_error"] = crash.message.splitlines()[0][:200]
+    identity = started(item)
+    assert identity is not None
     record = RunRecord(
-        task=agent.spec.id,
-        task_name=agent.spec.name,
-        model=agent.case.model,
-        run=agent.case.run,
-        seed=agent.session.seed,
-        nodeid=item.nodeid,
+        **{k: identity[k] for k in _IDENTITY},
         passed=passed,
         failure_mode=mode.value if mode else None,
         tags=run_tags,
@@ -100,9 +105,8 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
         stop_reason=result.stop_reason,
         infra_cause=result.infra_error,
         reason=reason,
-        transcript=transcript_path(agent.case.model, agent.spec.id, agent.case.run),
     )
-    record["task_hash"] = agent.instance.content_hash()  # type: ignore[typeddict-unknown-key]
+    record["task_hash"] = identity["task_hash"]  # type: ignore[typeddict-unknown-key]
     transcript = {
         "task": agent.spec.id,
         "model": agent.case.model,
