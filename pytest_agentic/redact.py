@@ -1,10 +1,15 @@
-"""Keep credentials out of everything the harness writes or shows."""
+"""Keep credentials out of everything the harness writes or shows.
+
+Two nets: values of credential variables in the environment are masked wherever
+they appear (:func:`redact`), and parameters whose names mark them as secrets
+are masked in what is recorded of a model entry (:func:`redact_secret_keys`).
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: Environment variable names that hold credentials.
@@ -38,4 +43,26 @@ def redact(value: Any, secrets: list[str]) -> Any:
         return {k: redact(v, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(redact(v, secrets) for v in value)
+    return value
+
+
+#: Words that mark a parameter as a secret (matched against the parts of its name, so that
+#: ``max_tokens`` is not one and ``x-api-key`` is).
+SECRET_WORDS = {"key", "apikey", "secret", "password", "passwd", "token", "credential", "credentials",
+                "authorization", "auth", "cookie", "signature"}
+KEY_MASK = "<redacted>"
+
+
+def is_secret_key(name: str) -> bool:
+    parts = re.split(r"[^a-z0-9]+", name.lower())
+    return any(p in SECRET_WORDS for p in parts)
+
+
+def redact_secret_keys(value: Any) -> Any:
+    """A copy of ``value`` with the values of secret-looking keys replaced, at any depth."""
+    if isinstance(value, Mapping):
+        return {k: KEY_MASK if isinstance(k, str) and is_secret_key(k) else redact_secret_keys(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_secret_keys(v) for v in value]
     return value

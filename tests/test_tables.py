@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_agentic import provenance, summary, tables
+from pytest_agentic import redact, summary, tables
 
 from .records import record
 
@@ -24,7 +24,7 @@ def test_flaky_tasks_list_which_runs_failed_and_how():
 def test_secret_parameters_are_redacted():
     params = {"max_tokens": 5, "top_k": 3, "aws_secret_access_key": "s", "extra_headers": {"Authorization": "b"},
               "extra_body": {"x-api-key": "k", "reasoning": {"effort": "low"}}}
-    assert provenance.redact(params) == {"max_tokens": 5, "top_k": 3, "aws_secret_access_key": "<redacted>",
+    assert redact.redact_secret_keys(params) == {"max_tokens": 5, "top_k": 3, "aws_secret_access_key": "<redacted>",
                                          "extra_headers": {"Authorization": "<redacted>"},
                                          "extra_body": {"x-api-key": "<redacted>", "reasoning": {"effort": "low"}}}
 
