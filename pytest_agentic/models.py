@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from .limits import Limits
-from .provenance import redact
+from .server_config import KINDS as SERVER_KINDS
+from .redact import redact_secret_keys
 
 #: Keys an entry may have; anything else is a typo and is refused.
 ENTRY_KEYS = {
@@ -66,7 +67,7 @@ class ModelEntry:
         return {
             "name": self.name,
             "model": self.model,
-            "params": redact(dict(self.params)),
+            "params": redact_secret_keys(dict(self.params)),
             "price": dict(self.price) if self.price is not None else None,
             "api_base": self.api_base,
             "api_base_env": self.api_base_env,
@@ -164,8 +165,9 @@ def _entry(path: Path, name: str, raw: Any) -> ModelEntry:
     server = raw.get("server")
     if server is not None:
         server = _mapping(where, raw, "server")
-        if server.get("kind") not in ("llama.cpp", "vllm"):
-            raise ModelsFileError(f"{where}: key 'server.kind' must be 'llama.cpp' or 'vllm', got {server.get('kind')!r}")
+        if server.get("kind") not in SERVER_KINDS:
+            kinds = " or ".join(repr(k) for k in SERVER_KINDS)
+            raise ModelsFileError(f"{where}: key 'server.kind' must be {kinds}, got {server.get('kind')!r}")
     return ModelEntry(
         name=name,
         model=model,

@@ -132,8 +132,6 @@ def check_rootdir(config: pytest.Config) -> None:
     and the search for the project's ini file starts above the project: its
     settings and models.yaml are then not found. ``--agentic-out=/elsewhere`` is safe.
     """
-    from pathlib import Path
-
     args = [str(a) for a in config.invocation_params.args]
     if any(a in ("--rootdir", "-c", "--config-file") or a.startswith(("--rootdir=", "--config-file=")) for a in args):
         return

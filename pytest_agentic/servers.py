@@ -56,7 +56,6 @@ from typing import Any
 from .server_config import (  # noqa: F401  (preflight and ServerStartError are this module's API)
     DEFAULT_HEALTH_TIMEOUT_S,
     HOST,
-    KINDS,
     ServerStartError,
     free_port,
     llama_argv,
