@@ -10,6 +10,7 @@ from typing import Any
 
 from .limits import Limits
 from .server_config import KINDS as SERVER_KINDS
+from .yamlfile import load_yaml
 from .redact import redact_secret_keys
 
 #: Keys an entry may have; anything else is a typo and is refused.
@@ -102,14 +103,7 @@ class Registry:
 
 
 def load_registry(path: Path) -> Registry:
-    import yaml
-
-    if not path.is_file():
-        raise ModelsFileError(f"{path}: models file not found (pass --models-file PATH)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ModelsFileError(f"{path}: not valid YAML: {exc}") from None
+    data = load_yaml(path, ModelsFileError, "models file not found (pass --models-file PATH)")
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise ModelsFileError(f"{path}: expected a mapping with a 'models' mapping at the top")
     unknown_top = set(data) - {"models", "default"}

@@ -44,6 +44,7 @@ from typing import Any
 
 from . import tables
 from .records import FailureMode, RunRecord
+from .yamlfile import load_yaml
 
 MEASURES = ("score", "pass_rate", "cost_per_pass", "total_cost", "failures", "quick_fails")
 KEYS = ("id", "claim", "model", "task", "mode", "falsifier", *MEASURES)
@@ -143,15 +144,8 @@ def _condition(where: str, measure: str, raw: Any) -> Condition:
 
 def load(path: str | Path, models: Sequence[str] | None = None) -> list[Prediction]:
     """Read and validate a predictions file; ``models``: the models this session runs (checked when given)."""
-    import yaml
-
     path = Path(path)
-    if not path.is_file():
-        raise PredictionsError(f"{path}: predictions file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise PredictionsError(f"{path}: not valid YAML: {exc}") from None
+    data = load_yaml(path, PredictionsError, "predictions file not found")
     if not isinstance(data, dict) or not isinstance(data.get("predictions"), list):
         raise PredictionsError(f"{path}: expected a mapping with a 'predictions' list at the top")
     unknown = set(data) - {"model", "predictions"}
