@@ -11,6 +11,7 @@ import pytest
 from . import modecache, outcome
 from .budget import SKIP_REASON, Ledger
 from .campaign import Campaign
+from .gates import GATE_FAILED_EXIT
 from .session import AgenticSession
 from .summary import cost_rows, markdown_table, mode_rows, score_rows
 from .verdicts import Verdicts
@@ -182,7 +183,7 @@ class Controller:
         for title, body in self.verdicts.sections(records):
             tr.write_line("")
             tr.write_line(f"{title}:", bold=True)
-            failed_gate = title == "CI gates" and self.verdicts.final_exitstatus == 6
+            failed_gate = title == "CI gates" and self.verdicts.final_exitstatus == GATE_FAILED_EXIT
             for line in body.rstrip("\n").splitlines():
                 tr.write_line(line, red=failed_gate and "FAIL" in line)
         if not campaign.complete:

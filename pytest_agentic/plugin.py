@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from . import markers, modecache, options, outcome, rescore
+from . import markers, modecache, options, outcome, rescore, resume
 from .controller import Controller
 from .fixture import Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case
@@ -30,14 +30,15 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "agentic_case" not in metafunc.fixturenames:
         return
-    if task_spec_of(metafunc.definition) is None:
+    spec = task_spec_of(metafunc.definition)
+    if spec is None:
         raise pytest.UsageError(
             f"{metafunc.definition.nodeid}: uses the 'agent' fixture but is not declared with "
             "@pytest_agentic.task(...)"
         )
     session = metafunc.config.stash[SESSION_KEY]
-    validate_instance(task_spec_of(metafunc.definition), session)
-    cases = session.cases(task_spec_of(metafunc.definition))
+    validate_instance(spec, session)
+    cases = session.cases(spec)
     metafunc.parametrize("agentic_case", cases, ids=[f"{c.model}-run{c.run}" for c in cases])
 
 
@@ -45,24 +46,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # tryfirst: markers must be in place before -m deselects.
     session = config.stash[SESSION_KEY]
-    done = session.resume_done()
-    keep, skip = [], []
     for item in items:
         spec = task_spec_of(item)
         if spec is not None:
             markers.ensure(config, spec.id, f"agent task {spec.name}")
             item.add_marker(spec.id)
-            case = item.callspec.params.get("agentic_case")  # type: ignore[attr-defined]
-            if isinstance(case, Case) and (case.model, spec.id, case.run) in done:
-                skip.append(item)
-                continue
-        keep.append(item)
-    if skip:
-        config.hook.pytest_deselected(items=skip)
-        items[:] = keep
+    resume.deselect_finished(config, items, session.resume_done())
     modecache.mark_items(config, items)
     markers.check_expression(config, items)
-    if config.stash[SESSION_KEY].replay is not None:
+    if session.replay is not None:
         rescore.deselect_unrecorded(config, items)
 
 

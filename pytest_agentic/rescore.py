@@ -132,17 +132,10 @@ class Replay:
 
 def deselect_unrecorded(config: Any, items: list[Any]) -> None:
     """Under a rescore, drop (as deselected) the agent tests of tasks the stored campaign did not run."""
-    from .session import Case
+    from .selection import case_of, deselect
     from .task import task_spec_of
 
-    def recorded(item: Any) -> bool:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        return isinstance(params.get("agentic_case"), Case)
-
-    dropped = [item for item in items if task_spec_of(item) is not None and not recorded(item)]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if item not in dropped]
+    deselect(config, items, lambda item: task_spec_of(item) is not None and case_of(item) is None)
 
 
 def changed_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

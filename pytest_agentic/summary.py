@@ -100,6 +100,7 @@ def _flaky_details(records: Sequence[RunRecord], flaky: Sequence[dict[str, Any]]
 
 def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
     max_k = max(campaign.session.runs, 1)
+    modes = mode_rows(records)
     status = "complete" if campaign.complete else "INCOMPLETE (the session was interrupted or failed early)"
     assert campaign.path is not None
     parts = [
@@ -113,12 +114,11 @@ def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
         "unbiased estimates from the judged runs; overall: their mean over the tasks).\n\n",
         markdown_table(score_rows(records, max_k)),
         "\n## Failure modes\n\n",
-        markdown_table(mode_rows(records)) if mode_rows(records) else "No failed runs.\n",
+        markdown_table(modes) if modes else "No failed runs.\n",
         "\n## Cost\n\n",
         markdown_table(cost_rows(records)),
     ]
-    verdicts = getattr(campaign, "verdicts", None)
-    for title, body in verdicts.sections(records) if verdicts is not None else []:
+    for title, body in campaign.verdicts.sections(records) if campaign.verdicts is not None else []:
         parts.append(f"\n## {title}\n\n{body}")
     infra = [r for r in records if r["failure_mode"] == "infra_error"]
     if infra:
