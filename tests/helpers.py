@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pytest_agentic.agent import run_agent
@@ -33,6 +37,17 @@ def play(instance: TaskInstance, solution: Solution, root: Path, limits: Limits 
         )
     finally:
         scripted.unregister(key)
+
+
+@functools.cache
+def load_task_module(path: Path) -> ModuleType:
+    """Import a task module from its file (once), registered so its dataclasses resolve."""
+    spec = importlib.util.spec_from_file_location(f"_agentic_task_{path.stem}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def campaign_dir(out: Path) -> Path:

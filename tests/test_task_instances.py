@@ -11,7 +11,6 @@ with the seed, and the canonical one must not drift (pinned digests).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -28,7 +27,7 @@ from pytest_agentic.records import FailureMode
 from pytest_agentic.task import TaskSpec
 from pytest_agentic.tools import Workspace, run_bounded
 
-from .helpers import play
+from .helpers import load_task_module, play
 
 TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 
@@ -60,19 +59,8 @@ PINNED = {
 #: Checkers that run subprocesses get fewer random seeds, to keep this file quick.
 SLOW = {"task_01", "task_02", "task_05", "task_06"}
 
-_modules: dict[str, ModuleType] = {}
-
-
 def load(task_id: str) -> ModuleType:
-    if task_id not in _modules:
-        stem = TASKS[task_id][0]
-        spec = importlib.util.spec_from_file_location(f"_agentic_task_{task_id}", TASKS_DIR / f"{stem}.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        _modules[task_id] = module
-    return _modules[task_id]
+    return load_task_module(TASKS_DIR / f"{TASKS[task_id][0]}.py")
 
 
 # --------------------------------------------------------------------------- the driver

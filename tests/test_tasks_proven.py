@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from pytest_agentic.failures import classify
 from pytest_agentic.records import FailureMode
 from pytest_agentic.task import CANONICAL_SEED
 
-from .helpers import ROOT, play
+from .helpers import ROOT, load_task_module, play
 
 MODULES = sorted((ROOT / "tasks").glob("test_task_*.py"))
 
 
-def load(path):
-    spec = importlib.util.spec_from_file_location(f"agentic_tasks_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+load = load_task_module
 
 
 def task_of(module):
