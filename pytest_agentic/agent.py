@@ -121,7 +121,6 @@ def run_agent(
             break
         result.turns = turn
         result.retries += outcome.retries
-        result.latency_s += outcome.latency_s
         usage = getattr(outcome.response, "usage", None)
         result.prompt_tokens += getattr(usage, "prompt_tokens", 0) or 0
         result.completion_tokens += getattr(usage, "completion_tokens", 0) or 0

@@ -54,7 +54,6 @@ def _deterministic(litellm: Any) -> tuple[type[BaseException], ...]:
 @dataclass
 class CallOutcome:
     response: Any
-    latency_s: float
     retries: int
     cost_usd: float | None
 
@@ -98,7 +97,6 @@ def call_model(
     never = _deterministic(litellm)
     retries = 0
     while True:
-        start = time.monotonic()
         try:
             response = litellm.completion(**kwargs)
         except never as exc:
@@ -115,8 +113,7 @@ def call_model(
             continue
         except litellm.APIError as exc:
             raise InfraError(_describe(exc), retries) from exc
-        latency = time.monotonic() - start
-        return CallOutcome(response=response, latency_s=latency, retries=retries, cost_usd=_cost(entry, response))
+        return CallOutcome(response=response, retries=retries, cost_usd=_cost(entry, response))
 
 
 def _describe(exc: BaseException) -> str:
