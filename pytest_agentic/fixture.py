@@ -97,10 +97,7 @@ def make_agent(request: pytest.FixtureRequest, case: Case, tmp_path: Path) -> Ag
     from .task import task_spec_of
 
     spec = task_spec_of(request.node)
-    if spec is None:
-        raise pytest.UsageError(
-            f"{request.node.nodeid}: uses the 'agent' fixture but is not declared with @pytest_agentic.task(...)"
-        )
+    assert spec is not None, "pytest_generate_tests refuses agent tests without @pytest_agentic.task"
     session = request.config.stash[SESSION_KEY]
     if session.budget is not None and session.ledger is not None:
         spent = session.ledger.spent()
