@@ -83,3 +83,13 @@ def test_missing_api_key_fails_once_before_the_first_run(pytester, monkeypatch):
         assert text.count("AGENTIC_TEST_MISSING_KEY") == 1, text
         assert "model 'hosted'" in text
         assert not (pytester.path / "out").exists()
+
+
+def test_agent_fixture_without_task_declaration_is_refused(pytester):
+    pytester.makefile(".yaml", models="default: oracle\nmodels:\n  oracle: {model: agentic-scripted/oracle}\n")
+    pytester.makepyfile(test_bare="def test_bare(agent):\n    agent.run()\n")
+    result = pytester.runpytest_subprocess("--agentic-out=out")
+    assert result.ret != pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*test_bare.py::test_bare: uses the 'agent' fixture but is not declared with "
+                                 "@pytest_agentic.task(...)*"])
+    assert not (pytester.path / "out").exists()
