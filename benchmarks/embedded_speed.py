@@ -30,7 +30,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_agentic import servers  # noqa: E402
+from pytest_agentic.servers import lifecycle as servers  # noqa: E402
 
 
 def _tool(name, description, props, required):
@@ -116,11 +116,11 @@ def main() -> int:
            "health_timeout_s": 300, "params": params}
     if args.threads is not None:
         cfg["threads"] = args.threads
-    from pytest_agentic.server_config import default_threads
+    from pytest_agentic.servers.config import default_threads
 
     threads = args.threads if args.threads is not None else default_threads()
     servers.preflight("bench", cfg)
-    from pytest_agentic import gguf
+    from pytest_agentic.servers import gguf
 
     t0 = time.monotonic()
     model_path = gguf.resolve(args.gguf)  # fetch (if needed) and verify, outside the timing

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .records import FailureMode, RunResult, ToolCallLog
-from .task import CANONICAL_SEED, Final, TaskInstance, TaskSpec, ToolCall, task
+from .run.records import FailureMode, RunResult, ToolCallLog
+from ._version import __version__
+from .run.task import CANONICAL_SEED, Final, TaskInstance, TaskSpec, ToolCall, task
 
-__version__ = "0.1.0"
 
 __all__ = [
     "CANONICAL_SEED",

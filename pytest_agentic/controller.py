@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from . import modecache, outcome
-from .budget import SKIP_REASON, Ledger
-from .campaign import Campaign
-from .gates import GATE_FAILED_EXIT
+from .campaign import modecache
+from . import options, outcome
+from .campaign.budget import SKIP_REASON, Ledger
+from .campaign.writer import Campaign
+from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import AgenticSession
-from .summary import cost_rows, markdown_table, mode_rows, score_rows
-from .verdicts import Verdicts
+from .campaign.summary import cost_rows, markdown_table, mode_rows, score_rows
+from .verdicts.wiring import Verdicts
 
 
 class Controller:
@@ -27,13 +28,27 @@ class Controller:
         self.budget_skipped = 0
         if session.budget is not None:
             session.ledger = Ledger.create()
-        self.verdicts = Verdicts(session)
+        self.verdicts = self.verdicts_of(session)
         self.campaign.verdicts = self.verdicts
         #: Failed tests that are not judged agent runs (setup errors, harness errors, plain tests).
         self.other_failures = 0
         #: Local model servers started for this session, and their logs.
         self.servers: list = []
         self.server_logs: list[Path] = []
+
+    @staticmethod
+    def verdicts_of(session: AgenticSession) -> Verdicts:
+        """The session's comparison, predictions, rescore and gates, as the command line asks."""
+        config = session.config
+        gate_config = GateConfig(
+            min_pass_rate=options.option(config, options.MIN_PASS_RATE),
+            min_lower_bound=options.option(config, options.MIN_LOWER_BOUND),
+            fail_on_regression=options.option(config, options.FAIL_ON_REGRESSION),
+            max_infra_errors=options.option(config, options.MAX_INFRA_ERRORS),
+            gate_only=options.option(config, options.GATE_ONLY),
+        )
+        return Verdicts(gate_config, compare_path=options.option(config, options.COMPARE),
+                        predictions_path=options.option(config, options.PREDICTIONS), replay=session.replay)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:  # type: ignore[no-untyped-def]
@@ -66,13 +81,13 @@ class Controller:
         if config.option.collectonly or not self._agentic_session(config):
             return
         self.session.check_environment()
-        self.verdicts.check()
+        self.verdicts.check([e.name for e in self.session.selected_models()])
         self.start_servers()
 
     def start_servers(self) -> None:
         """Start each selected entry's local server once per session (before xdist starts workers)."""
         from .outcome import safe_name
-        from .servers import ServerStartError, preflight, start
+        from .servers.lifecycle import ServerStartError, preflight, start
 
         entries = [e for e in self.session.selected_models() if e.server]
         try:

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from . import scripted
-from .agent import run_agent
-from .budget import skip_message
-from .limits import Limits
-from .models import ModelEntry
-from .records import RunResult
-from .redact import redact
+from .run import scripted
+from .run.agent import run_agent
+from .campaign.budget import skip_message
+from .run.limits import Limits
+from .run.models import ModelEntry
+from .run.records import RunResult
+from .run.redact import redact
 from .session import Case, AgenticSession
-from .task import TaskInstance, TaskSpec
-from .tools import Workspace, get_tools
+from .run.task import TaskInstance, TaskSpec
+from .run.tools import Workspace, get_tools
 
 RESULT_KEY = pytest.StashKey[RunResult]()
 CONTEXT_KEY = pytest.StashKey["Agent"]()
@@ -94,7 +94,7 @@ def _redact_in_place(result: RunResult, secrets: list[str]) -> None:
 
 def make_agent(request: pytest.FixtureRequest, case: Case, tmp_path: Path) -> Agent:
     from .session import SESSION_KEY
-    from .task import task_spec_of
+    from .run.task import task_spec_of
 
     spec = task_spec_of(request.node)
     assert spec is not None, "pytest_generate_tests refuses agent tests without @pytest_agentic.task"

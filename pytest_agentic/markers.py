@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .records import FailureMode
+from .run.records import FailureMode
 
 BUILTIN_TASKS = {
     "task_01": "fix_failing_test", "task_02": "refactor_duplicated_code", "task_03": "investigate_log",

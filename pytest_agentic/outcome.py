@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from .failures import classify, tags
+from .run.failures import classify, tags
 from .fixture import CONTEXT_KEY, RESULT_KEY
-from .records import FailureMode, RunRecord, RunResult
+from .run.records import FailureMode, RunRecord, RunResult
 
 #: Attribute names under which the record and transcript ride on the call report.
 RECORD_ATTR = "agentic_record"

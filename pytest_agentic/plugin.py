@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from . import markers, modecache, options, outcome, rescore, resume
+from . import markers, options, outcome
+from . import selection
+from .campaign import modecache
 from .controller import Controller
 from .fixture import Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case
-from .task import task_spec_of
+from .run.task import task_spec_of
 from .validate import validate_instance
 
 
@@ -51,11 +53,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if spec is not None:
             markers.ensure(config, spec.id, f"agent task {spec.name}")
             item.add_marker(spec.id)
-    resume.deselect_finished(config, items, session.resume_done())
+    selection.deselect_finished(config, items, session.resume_done())
     modecache.mark_items(config, items)
     markers.check_expression(config, items)
     if session.replay is not None:
-        rescore.deselect_unrecorded(config, items)
+        selection.deselect_unrecorded(config, items)
 
 
 @pytest.hookimpl(wrapper=True)

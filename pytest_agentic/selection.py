@@ -1,4 +1,4 @@
-"""Which collected agent tests run: deselection shared by resume and rescore."""
+"""Which collected agent tests run: the resume and rescore filters, and the deselection they share."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from .campaign.resume import Key
+from .run.task import task_spec_of
 from .session import Case
 
 
@@ -23,3 +25,19 @@ def deselect(config: pytest.Config, items: list[Any], drop: Callable[[Any], bool
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if not drop(item)]
+
+
+def deselect_finished(config: pytest.Config, items: list[Any], done: set[Key]) -> None:
+    """Under --agentic-resume, drop (as deselected) the agent tests whose run the campaign already has."""
+
+    def finished_run(item: Any) -> bool:
+        spec, case = task_spec_of(item), case_of(item)
+        return spec is not None and case is not None and (case.model, spec.id, case.run) in done
+
+    if done:
+        deselect(config, items, finished_run)
+
+
+def deselect_unrecorded(config: pytest.Config, items: list[Any]) -> None:
+    """Under a rescore, drop (as deselected) the agent tests of tasks the stored campaign did not run."""
+    deselect(config, items, lambda item: task_spec_of(item) is not None and case_of(item) is None)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from . import options
-from .budget import Ledger
-from .models import ModelEntry, ModelsFileError, Registry, load_registry
-from .rescore import Replay, RescoreError
-from .task import CANONICAL_SEED, Solution, TaskInstance, TaskSpec
+from .campaign.budget import Ledger
+from .run.models import ModelEntry, ModelsFileError, Registry, load_registry
+from .verdicts.rescore import Replay, RescoreError
+from .run.task import CANONICAL_SEED, Solution, TaskInstance, TaskSpec
 
 SESSION_KEY = pytest.StashKey["AgenticSession"]()
 
@@ -103,7 +103,7 @@ class AgenticSession:
     def secrets(self) -> list[str]:
         """Credential values to keep out of every artefact (read from the environment once)."""
         if self._secrets is None:
-            from .redact import secret_values
+            from .run.redact import secret_values
 
             names: list[str] = []
             if self.models_path.is_file() or self.model_names:
@@ -138,7 +138,7 @@ class AgenticSession:
     def resume_done(self) -> set[tuple[str, str, int]]:
         """(model, task, run) already finished in the campaign being resumed."""
         if self._resume_done is None:
-            from .resume import check_compatible, finished, load_manifest, load_runs
+            from .campaign.resume import check_compatible, finished, load_manifest, load_runs
 
             self._resume_done = set()
             if self.resume_dir is not None:
@@ -154,7 +154,7 @@ class AgenticSession:
 
     def script(self, spec: TaskSpec, case: Case, entry: ModelEntry, instance: TaskInstance) -> Solution:
         """What a scripted model plays for this run: the recorded turns under a rescore, else its script."""
-        from . import scripted
+        from .run import scripted
 
         if self.replay is not None:
             return self.replay.solution(spec.id, case.model, case.run)

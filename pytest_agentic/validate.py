@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 
-from .task import TaskInstance, TaskSpec
-from .tools import TOOLS
+from .run.task import TaskInstance, TaskSpec
+from .run.tools import TOOLS
 
 if TYPE_CHECKING:
     from .session import AgenticSession
@@ -34,7 +34,7 @@ def validate_instance(spec: TaskSpec | None, session: AgenticSession) -> TaskIns
     if faults:
         raise TaskDefinitionError(f"{where}: tool_faults name tools that are not offered: {faults}")
     try:
-        from .limits import Limits
+        from .run.limits import Limits
 
         Limits().merged(spec.limits, f"{where}: limits")
     except ValueError as exc:

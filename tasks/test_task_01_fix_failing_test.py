@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.tools import Workspace, run_bounded
+from pytest_agentic.run.tools import Workspace, run_bounded
 
 _PACKAGES = ["ledger", "tally", "billing", "depot", "catalog", "bookkeep", "stockroom", "payroll"]
 

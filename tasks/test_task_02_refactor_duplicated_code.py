@@ -20,7 +20,7 @@ import random
 import sys
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.tools import Workspace, run_bounded
+from pytest_agentic.run.tools import Workspace, run_bounded
 
 _ENTITIES = ["orders", "refunds", "invoices", "payouts", "shipments", "transfers", "credits", "rentals"]
 _SKIPS = ["cancelled", "void", "failed", "rejected", "draft", "expired"]

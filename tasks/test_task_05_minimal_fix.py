@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.tools import Workspace, run_bounded
+from pytest_agentic.run.tools import Workspace, run_bounded
 
 _MODULES = ["stats", "metrics", "figures", "numerics", "calc", "measures"]
 

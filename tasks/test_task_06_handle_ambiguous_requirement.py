@@ -23,7 +23,7 @@ import re
 import sys
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.tools import Workspace, run_bounded
+from pytest_agentic.run.tools import Workspace, run_bounded
 
 # (function, argument, small unit, big unit (singular), factor, module, what is charged)
 _DOMAINS = [

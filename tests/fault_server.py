@@ -9,8 +9,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from pytest_agentic.scripted import _step_message
-from pytest_agentic.task import Solution
+from pytest_agentic.run.scripted import _step_message
+from pytest_agentic.run.task import Solution
 
 FAULTS = ("429", "500", "503", "timeout", "drop")
 

@@ -10,13 +10,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_agentic.agent import run_agent
-from pytest_agentic.limits import Limits
-from pytest_agentic.models import ModelEntry
-from pytest_agentic.records import RunResult
-from pytest_agentic import scripted
-from pytest_agentic.task import Solution, TaskInstance
-from pytest_agentic.tools import Workspace, get_tools
+from pytest_agentic.run.agent import run_agent
+from pytest_agentic.run.limits import Limits
+from pytest_agentic.run.models import ModelEntry
+from pytest_agentic.run.records import RunResult
+from pytest_agentic.run import scripted
+from pytest_agentic.run.task import Solution, TaskInstance
+from pytest_agentic.run.tools import Workspace, get_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTED = ModelEntry(name="scripted", model="agentic-scripted/oracle", price={"input_per_token": 0.0,

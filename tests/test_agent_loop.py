@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import socket
 
-from pytest_agentic.limits import Limits
-from pytest_agentic.models import ModelEntry
-from pytest_agentic.agent import run_agent
-from pytest_agentic.failures import classify
-from pytest_agentic.records import FailureMode
-from pytest_agentic.task import Final, TaskInstance, ToolCall
-from pytest_agentic.tools import Workspace, get_tools
+from pytest_agentic.run.limits import Limits
+from pytest_agentic.run.models import ModelEntry
+from pytest_agentic.run.agent import run_agent
+from pytest_agentic.run.failures import classify
+from pytest_agentic.run.records import FailureMode
+from pytest_agentic.run.task import Final, TaskInstance, ToolCall
+from pytest_agentic.run.tools import Workspace, get_tools
 
 from .helpers import play
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentic.failures import PRECEDENCE, classify, tags
-from pytest_agentic.records import FailureMode, RunResult, ToolCallLog
+from pytest_agentic.run.failures import PRECEDENCE, classify, tags
+from pytest_agentic.run.records import FailureMode, RunResult, ToolCallLog
 
 
 def call(name: str = "fs_read", *, hallucinated: str | None = None, redundant: bool = False,

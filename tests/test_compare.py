@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentic import compare, stored
-from pytest_agentic.stats import fisher_exact_p, sign_test_p
+from pytest_agentic.verdicts import compare
+
+from pytest_agentic.campaign import stored
+from pytest_agentic.campaign.stats import fisher_exact_p, sign_test_p
 
 from .records import NANO_NOW, NANO_THEN, record, scores, write_campaign
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pytest_agentic import compare, gates
-from pytest_agentic.gates import GATE_FAILED_EXIT, GateConfig
+from pytest_agentic.verdicts import compare, gates
+from pytest_agentic.verdicts.gates import GATE_FAILED_EXIT, GateConfig
 
 from .records import record, scores
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tomllib
 
-from pytest_agentic import leaderboard
+from pytest_agentic.verdicts import leaderboard
 
 from .helpers import ROOT
 from .records import NANO_NOW, record, scores, write_campaign
@@ -52,7 +52,7 @@ def test_markdown_table_and_latest(tmp_path, capsys):
 def test_errors_and_the_console_script(tmp_path):
     assert leaderboard.main([str(tmp_path / "missing")]) == 2
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["agentic-leaderboard"] == "pytest_agentic.leaderboard:main"
-    done = subprocess.run([sys.executable, "-m", "pytest_agentic.leaderboard", str(campaigns(tmp_path)),
+    assert scripts["agentic-leaderboard"] == "pytest_agentic.verdicts.leaderboard:main"
+    done = subprocess.run([sys.executable, "-m", "pytest_agentic.verdicts.leaderboard", str(campaigns(tmp_path)),
                            "--format", "md"], capture_output=True, text=True, check=True)
     assert "| coder " in done.stdout

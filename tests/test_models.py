@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from pytest_agentic.models import ModelsFileError, load_registry
+from pytest_agentic.run.models import ModelsFileError, load_registry
 
 from .helpers import ROOT
 

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from pytest_agentic import predictions
+from pytest_agentic.verdicts import predictions
 
 from .records import record, scores
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from pytest_agentic.gates import GATE_FAILED_EXIT
+from pytest_agentic.verdicts.gates import GATE_FAILED_EXIT
 
 from .helpers import ROOT, campaign_dir, runs
 from .records import record, write_campaign

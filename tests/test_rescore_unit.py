@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_agentic.rescore import solution_of
-from pytest_agentic.scripted import Fault
-from pytest_agentic.task import Final, ToolCall
+from pytest_agentic.verdicts.rescore import solution_of
+from pytest_agentic.run.scripted import Fault
+from pytest_agentic.run.task import Final, ToolCall
 
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "fs_read", "arguments": '{"path": "a"}'}}
@@ -41,7 +41,7 @@ def test_lost_and_cut_runs_replay_as_such():
 def test_a_rescore_can_be_restricted_to_some_models(tmp_path):
     import pytest
 
-    from pytest_agentic.rescore import Replay, RescoreError
+    from pytest_agentic.verdicts.rescore import Replay, RescoreError
 
     from .records import scores, write_campaign
 

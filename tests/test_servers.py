@@ -1,4 +1,4 @@
-"""Tests of pytest_agentic.servers: managed local model servers.
+"""Tests of pytest_agentic.servers.lifecycle: managed local model servers.
 
 The vLLM path runs against tests/standin_vllm.py (vLLM cannot be installed
 here); the llama.cpp path runs the real embedded server with the built-in
@@ -22,9 +22,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from pytest_agentic import gguf, servers  # noqa: E402
-from pytest_agentic.server_config import default_threads  # noqa: E402
-from pytest_agentic.servers import ServerStartError  # noqa: E402
+from pytest_agentic.servers import gguf, lifecycle as servers  # noqa: E402
+from pytest_agentic.servers.config import default_threads  # noqa: E402
+from pytest_agentic.servers.lifecycle import ServerStartError  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 STANDIN = HERE / "standin_vllm.py"
@@ -319,7 +319,7 @@ def test_stop_kills_workers_that_ignore_sigterm(fake_vllm, tmp_path, monkeypatch
 CONTROLLER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from pytest_agentic import servers
+    from pytest_agentic.servers import lifecycle as servers
     cfg = json.loads(sys.argv[1])
     srv = servers.start("qwen-vllm", cfg, Path(sys.argv[2]))
     print(json.dumps({"pid": srv.pid}), flush=True)

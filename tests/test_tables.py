@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_agentic import redact, summary, tables
+from pytest_agentic.run import redact
+
+from pytest_agentic.campaign import summary, tables
 
 from .records import record
 

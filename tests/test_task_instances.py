@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_agentic import CANONICAL_SEED, Final, TaskInstance, ToolCall
-from pytest_agentic.failures import classify
-from pytest_agentic.records import FailureMode
-from pytest_agentic.task import TaskSpec
-from pytest_agentic.tools import Workspace, run_bounded
+from pytest_agentic.run.failures import classify
+from pytest_agentic.run.records import FailureMode
+from pytest_agentic.run.task import TaskSpec
+from pytest_agentic.run.tools import Workspace, run_bounded
 
 from .helpers import load_task_module, play
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentic.failures import classify
-from pytest_agentic.records import FailureMode
-from pytest_agentic.task import CANONICAL_SEED
+from pytest_agentic.run.failures import classify
+from pytest_agentic.run.records import FailureMode
+from pytest_agentic.run.task import CANONICAL_SEED
 
 from .helpers import ROOT, load_task_module, play
 

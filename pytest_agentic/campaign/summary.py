@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import tables
-from .records import RunRecord
-
-if TYPE_CHECKING:
-    from .campaign import Campaign
+from ..run.records import RunRecord
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
@@ -98,17 +95,19 @@ def _flaky_details(records: Sequence[RunRecord], flaky: Sequence[dict[str, Any]]
     return "".join(lines)
 
 
-def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
-    max_k = max(campaign.session.runs, 1)
+def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: int, runs: int, complete: bool,
+                     started_at: str, finished_at: str | None, notes: Sequence[str],
+                     sections: Sequence[tuple[str, str]] = ()) -> str:
+    """summary.md; ``sections`` are the (title, markdown) the session's verdicts add."""
+    max_k = max(runs, 1)
     modes = mode_rows(records)
-    status = "complete" if campaign.complete else "INCOMPLETE (the session was interrupted or failed early)"
-    assert campaign.path is not None
+    status = "complete" if complete else "INCOMPLETE (the session was interrupted or failed early)"
     parts = [
-        f"# Campaign {campaign.path.name}\n\n",
-        f"- benchmark: agentic-core-v1, seed {campaign.session.seed}, {campaign.session.runs} runs per task\n",
+        f"# Campaign {campaign_id}\n\n",
+        f"- benchmark: agentic-core-v1, seed {seed}, {runs} runs per task\n",
         f"- status: {status}; {len(records)} runs recorded\n",
-        f"- started {campaign.started_at}, finished {campaign.finished_at}\n",
-        *(f"- note: {note}\n" for note in campaign.notes),
+        f"- started {started_at}, finished {finished_at}\n",
+        *(f"- note: {note}\n" for note in notes),
         "\n## Pass rate (95% Wilson interval; infra errors not judged)\n\n",
         f"pass@k: the chance that at least one of k runs passes; pass^k: that all k pass (k = 1..{max_k}, "
         "unbiased estimates from the judged runs; overall: their mean over the tasks).\n\n",
@@ -118,7 +117,7 @@ def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
         "\n## Cost\n\n",
         markdown_table(cost_rows(records)),
     ]
-    for title, body in campaign.verdicts.sections(records) if campaign.verdicts is not None else []:
+    for title, body in sections:
         parts.append(f"\n## {title}\n\n{body}")
     infra = [r for r in records if r["failure_mode"] == "infra_error"]
     if infra:

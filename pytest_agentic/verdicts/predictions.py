@@ -42,9 +42,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from . import tables
-from .records import FailureMode, RunRecord
-from .yamlfile import load_yaml
+from ..campaign import tables
+from ..run.records import FailureMode, RunRecord
+from ..run.yamlfile import load_yaml
 
 MEASURES = ("score", "pass_rate", "cost_per_pass", "total_cost", "failures", "quick_fails")
 KEYS = ("id", "claim", "model", "task", "mode", "falsifier", *MEASURES)
@@ -259,6 +259,6 @@ def tally(scored: Sequence[Scored]) -> str:
 
 
 def markdown(scored: Sequence[Scored], source: str) -> str:
-    from .summary import markdown_table
+    from ..campaign.summary import markdown_table
 
     return f"From `{source}`, written before the campaign. {tally(scored)}.\n\n" + markdown_table(rows(scored))

@@ -2,7 +2,7 @@
 
 xllamacpp has no command line: ``xllamacpp.Server(params)`` loads the model
 and starts llama.cpp's C++ HTTP server inside the calling process. This module
-is that process: ``servers.start()`` runs ``python -m pytest_agentic.llama_server``
+is that process: ``servers.start()`` runs ``python -m pytest_agentic.servers.llama_server``
 so the server can be killed, and its log kept, like any other server.
 
 It serves until SIGTERM or SIGINT (or until its parent goes away), then shuts
@@ -60,7 +60,7 @@ def build_params(args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pytest_agentic.llama_server")
+    ap = argparse.ArgumentParser(prog="python -m pytest_agentic.servers.llama_server")
     ap.add_argument("--model", required=True, help="path to a GGUF file")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=0, help="0: llama.cpp's default")
     ap.add_argument("--parallel", type=int, default=1)
     ap.add_argument("--alias", default="")
-    ap.add_argument("--chat-template", default="", help="name of a template in pytest_agentic.chat_templates")
+    ap.add_argument("--chat-template", default="", help="name of a template in pytest_agentic.servers.chat_templates")
     ap.add_argument("--chat-template-file", default="")
     ap.add_argument("--params-json", default="{}", help="extra CommonParams attributes, dotted names")
     ap.add_argument("--verbosity", type=int, default=3)

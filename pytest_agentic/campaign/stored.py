@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .records import RunRecord
+from ..run.records import RunRecord
 
 
 class CampaignFolderError(ValueError):

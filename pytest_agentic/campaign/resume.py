@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .records import FailureMode, RunRecord
+from ..run.records import FailureMode, RunRecord
 
 Key = tuple[str, str, int]
 
@@ -54,15 +54,3 @@ def finished(records: list[RunRecord]) -> set[Key]:
     """Runs that need no re-run: every recorded run except those lost to infra errors."""
     return {key_of(r) for r in records if r["failure_mode"] != FailureMode.INFRA_ERROR.value}
 
-
-def deselect_finished(config: pytest.Config, items: list[Any], done: set[Key]) -> None:
-    """Under --agentic-resume, drop (as deselected) the agent tests whose run the campaign already has."""
-    from .selection import case_of, deselect
-    from .task import task_spec_of
-
-    def finished_run(item: Any) -> bool:
-        spec, case = task_spec_of(item), case_of(item)
-        return spec is not None and case is not None and (case.model, spec.id, case.run) in done
-
-    if done:
-        deselect(config, items, finished_run)

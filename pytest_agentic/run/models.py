@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from .limits import Limits
-from .server_config import KINDS as SERVER_KINDS
 from .yamlfile import load_yaml
 from .redact import redact_secret_keys
+
+#: The local server kinds a model entry may name (the servers package implements each).
+SERVER_KINDS = ("llama.cpp", "vllm")
 
 #: Keys an entry may have; anything else is a typo and is refused.
 ENTRY_KEYS = {

@@ -15,11 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import stored
-from .models import ModelEntry
-from .records import RunRecord
-from .scripted import PROVIDER, Fault
-from .task import Final, Solution, ToolCall
+from ..campaign import stored
+from ..run.models import ModelEntry
+from ..run.records import RunRecord
+from ..run.scripted import PROVIDER, Fault
+from ..run.task import Final, Solution, ToolCall
 
 REPLAY_MODEL = f"{PROVIDER}/replay"
 
@@ -130,14 +130,6 @@ class Replay:
                 "replayed_through": REPLAY_MODEL, "models": self.recorded_models}
 
 
-def deselect_unrecorded(config: Any, items: list[Any]) -> None:
-    """Under a rescore, drop (as deselected) the agent tests of tasks the stored campaign did not run."""
-    from .selection import case_of, deselect
-    from .task import task_spec_of
-
-    deselect(config, items, lambda item: task_spec_of(item) is not None and case_of(item) is None)
-
-
 def changed_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for r in records:
@@ -152,7 +144,7 @@ def changed_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def markdown(replay: Replay, records: list[RunRecord]) -> str:
-    from .summary import markdown_table
+    from ..campaign.summary import markdown_table
 
     rescored: list[dict[str, Any]] = [dict(r) for r in records if r.get("rescore_of")]
     old_passes = sum(1 for r in rescored if r["original"]["passed"])

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from .records import FailureMode, RunRecord
+from ..run.records import FailureMode, RunRecord
 
 CACHE_KEY = "agentic/failure_modes"
 

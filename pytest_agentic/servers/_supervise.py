@@ -1,4 +1,4 @@
-"""``python -m pytest_agentic._supervise CMD [ARG...]``: run CMD, and never outlive our parent.
+"""``python -m pytest_agentic.servers._supervise CMD [ARG...]``: run CMD, and never outlive our parent.
 
 servers.start() runs every model server under this small supervisor, which is
 the leader of the server's process group. It exits with CMD's exit status when
@@ -39,7 +39,7 @@ def _take_group_down(child: subprocess.Popen) -> None:
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m pytest_agentic._supervise CMD [ARG...]", file=sys.stderr)
+        print("usage: python -m pytest_agentic.servers._supervise CMD [ARG...]", file=sys.stderr)
         return 2
     parent = os.getppid()
     # A stop() sends SIGTERM to the whole group: the child gets it directly and

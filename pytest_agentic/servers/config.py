@@ -1,6 +1,6 @@
 """Configuration of local model servers: key validation, preflight checks, command lines.
 
-See ``pytest_agentic.servers`` for the keys of each kind; this module checks a
+See ``pytest_agentic.servers.lifecycle`` for the keys of each kind; this module checks a
 ``server:`` mapping and builds the command that runs it. Nothing here starts
 a process except ``nvidia-smi -L`` (GPU check) and, for a built-in GGUF, the
 download of the model file when the command line is built.
@@ -18,10 +18,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..run.models import SERVER_KINDS
 from . import gguf as _gguf
 
 HOST = "127.0.0.1"
-KINDS = ("llama.cpp", "vllm")
+KINDS = SERVER_KINDS
 DEFAULT_HEALTH_TIMEOUT_S = {"llama.cpp": 120.0, "vllm": 900.0}
 # Key -> accepted types. bool is an int in Python: checked apart.
 _COMMON_KEYS: dict[str, tuple[type, ...]] = {
@@ -192,7 +193,7 @@ def preflight(entry_name: str, server_cfg: Mapping[str, Any]) -> None:
             if not isinstance(getattr(chat_templates, tname, None), str):
                 raise ValueError(f"model {entry_name!r}: server key 'chat_template': unknown "
                                  f"template {tname!r} (use 'model' or a name in "
-                                 f"pytest_agentic.chat_templates)")
+                                 f"pytest_agentic.servers.chat_templates)")
     else:
         _vllm_executable(entry_name, server_cfg)
         if server_cfg.get("require_gpu", True):
@@ -227,7 +228,7 @@ def llama_argv(entry_name: str, cfg: Mapping[str, Any], port: int) -> list[str]:
     except _gguf.GGUFError as exc:
         raise ServerStartError(f"model {entry_name!r}: cannot obtain model file: {exc}") from None
     argv = [
-        sys.executable, "-m", "pytest_agentic.llama_server",
+        sys.executable, "-m", "pytest_agentic.servers.llama_server",
         "--model", str(model_path), "--host", HOST, "--port", str(port),
         "--ctx-size", str(cfg.get("ctx_size", 4096)),
         "--threads", str(cfg.get("threads", default_threads())),

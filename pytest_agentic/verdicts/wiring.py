@@ -16,24 +16,25 @@ from typing import Any
 
 import pytest
 
-from . import compare, gates, options, predictions, rescore, stored
-from .records import FailureMode, RunRecord
-from .session import AgenticSession
+from . import compare, gates, predictions, rescore
+from ..campaign import stored
+from ..run.records import FailureMode, RunRecord
 
 
 class Verdicts:
-    def __init__(self, session: AgenticSession) -> None:
-        self.session = session
-        config = session.config
-        self.gate_config = gates.GateConfig(
-            min_pass_rate=options.option(config, options.MIN_PASS_RATE),
-            min_lower_bound=options.option(config, options.MIN_LOWER_BOUND),
-            fail_on_regression=options.option(config, options.FAIL_ON_REGRESSION),
-            max_infra_errors=options.option(config, options.MAX_INFRA_ERRORS),
-            gate_only=options.option(config, options.GATE_ONLY),
-        )
-        self.compare_path: str | None = options.option(config, options.COMPARE)
-        self.predictions_path: str | None = options.option(config, options.PREDICTIONS)
+    """One session's comparison, predictions, rescore section and gates.
+
+    Built by the controller from the command line (``Controller.verdicts_of``): this package
+    never reads pytest options or the session itself, so it imports nothing above it.
+    """
+
+    def __init__(self, gate_config: gates.GateConfig, *, compare_path: str | None = None,
+                 predictions_path: str | None = None,
+                 replay: rescore.Replay | None = None) -> None:
+        self.gate_config = gate_config
+        self.compare_path = compare_path
+        self.predictions_path = predictions_path
+        self.replay = replay
         self.baseline: stored.StoredCampaign | None = None
         self.predictions: list[predictions.Prediction] = []
         self.comparison: compare.Comparison | None = None
@@ -43,7 +44,8 @@ class Verdicts:
         self.final_exitstatus: int | None = None
 
     # -- session start: fail early on bad input --------------------------------
-    def check(self) -> None:
+    def check(self, models: Sequence[str]) -> None:
+        """Fail early on bad input; ``models`` are the selected model entries' names."""
         if self.gate_config.gate_only and not self.gate_config.any:
             raise pytest.UsageError("--agentic-gate-only needs a gate (--agentic-min-pass-rate, "
                                     "--agentic-min-lower-bound, --agentic-fail-on-regression or "
@@ -56,9 +58,8 @@ class Verdicts:
             except stored.CampaignFolderError as exc:
                 raise pytest.UsageError(f"--agentic-compare: {exc}") from None
         if self.predictions_path:
-            models = [e.name for e in self.session.selected_models()]
             try:
-                self.predictions = predictions.load(self.predictions_path, models)
+                self.predictions = predictions.load(self.predictions_path, list(models))
             except predictions.PredictionsError as exc:
                 raise pytest.UsageError(f"--agentic-predictions: {exc}") from None
 
@@ -81,8 +82,8 @@ class Verdicts:
     def sections(self, records: Sequence[RunRecord]) -> list[tuple[str, str]]:
         """(title, markdown body) of each section this session adds to summary.md."""
         out = []
-        if self.session.replay is not None:
-            out.append(("Rescore", rescore.markdown(self.session.replay, list(records))))
+        if self.replay is not None:
+            out.append(("Rescore", rescore.markdown(self.replay, list(records))))
         if self.comparison is not None:
             out.append(("Comparison with an earlier campaign", compare.markdown(self.comparison)))
         if self.scored:

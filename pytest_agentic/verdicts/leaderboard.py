@@ -2,7 +2,7 @@
 
     agentic-leaderboard agentic-results/                 # every campaign below
     agentic-leaderboard RUN_A RUN_B --format csv         # given campaigns, as CSV
-    python -m pytest_agentic.leaderboard agentic-results/ --latest
+    python -m pytest_agentic.verdicts.leaderboard agentic-results/ --latest
 
 Columns: model, campaign, score (passes out of judged runs), pass rate with its
 95% Wilson interval, infra errors, total cost and cost per pass. Sorted by pass
@@ -18,8 +18,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import stored, tables
-from .stats import wilson_interval
+from ..campaign import stored, tables
+from ..campaign.stats import wilson_interval
 
 
 def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> list[dict[str, Any]]:
@@ -80,7 +80,7 @@ def render(data: Sequence[dict[str, Any]], fmt: str) -> str:
                     "ci95_high": round(high, 4) if row["judged"] else None}
             writer.writerow({k: "" if flat[k] is None else flat[k] for k in columns})
         return buf.getvalue()
-    from .summary import markdown_table
+    from ..campaign.summary import markdown_table
 
     return markdown_table(display_rows(data))
 

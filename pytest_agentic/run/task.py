@@ -69,7 +69,7 @@ class TaskInstance:
     prompt: str
     #: Workspace content, relative POSIX path -> text (str) or bytes.
     files: Mapping[str, str | bytes]
-    #: Names of the tools offered to the model (see ``pytest_agentic.tools``).
+    #: Names of the tools offered to the model (see ``pytest_agentic.run.tools``).
     tools: Sequence[str]
     #: Whatever the checker needs (expected answer, original file content, ...).
     expected: Mapping[str, Any] = field(default_factory=dict)

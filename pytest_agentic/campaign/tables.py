@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .records import FailureMode, RunRecord
+from ..run.records import FailureMode, RunRecord
 from .stats import pass_at_k, pass_hat_k, wilson_interval
 
 Row = dict[str, Any]

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .records import FailureMode, RunRecord
-from .stats import fisher_exact_p, sign_test_p
+from ..run.records import FailureMode, RunRecord
+from ..campaign.stats import fisher_exact_p, sign_test_p
 
 ALPHA = 0.05
 
@@ -187,7 +187,7 @@ def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
 
 
 def markdown(comparison: Comparison) -> str:
-    from .summary import markdown_table
+    from ..campaign.summary import markdown_table
 
     parts = [f"Then: `{comparison.then_id}`; now: `{comparison.now_id}`. Infra errors are not judged; "
              "p: Fisher's exact test, two-sided, per task and on the total."]
@@ -208,13 +208,13 @@ def markdown(comparison: Comparison) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Compare two stored campaigns without a pytest session: ``python -m pytest_agentic.compare THEN NOW``."""
+    """Compare two stored campaigns without a pytest session: ``python -m pytest_agentic.verdicts.compare THEN NOW``."""
     import argparse
     import sys
 
-    from . import stored
+    from ..campaign import stored
 
-    parser = argparse.ArgumentParser(prog="python -m pytest_agentic.compare",
+    parser = argparse.ArgumentParser(prog="python -m pytest_agentic.verdicts.compare",
                                      description="Compare two campaign folders: per-task then/now and whether "
                                                  "the overall change is beyond noise (Fisher's exact test).")
     parser.add_argument("then", help="the earlier campaign folder")

@@ -8,14 +8,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
-from . import __version__, provenance, tables
-from .records import RunRecord
-from .redact import redact
-from .session import AgenticSession
+from .._version import __version__
+from . import provenance, tables
+from ..run.records import RunRecord
+from ..run.redact import redact
 from .summary import consistency_markdown, markdown_table, summary_markdown
 
 
@@ -27,10 +27,27 @@ def _sort_key(record: RunRecord) -> tuple[Any, ...]:
     return (record["model"], record["task"], record["run"])
 
 
+class CampaignSettings(Protocol):
+    """What the writer needs to know of the session (the integration's ``AgenticSession`` is one)."""
+
+    config: pytest.Config
+    runs: int
+    seed: int
+    budget: float | None
+    out_dir: Path
+    resume_dir: Path | None
+    replay: Any
+    secrets: Any
+
+    def selected_models(self) -> list[Any]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
 class Campaign:
     """Written by the controller only; created on the first run record."""
 
-    def __init__(self, session: AgenticSession) -> None:
+    def __init__(self, session: CampaignSettings) -> None:
         self.session = session
         self.started_at = _now()
         self.finished_at: str | None = None
@@ -155,7 +172,11 @@ class Campaign:
         self._csv("tool_calls_by_task.csv", tables.tool_calls_by_task(records))
         self._csv("cost_breakdown.csv", tables.cost_breakdown(records))
         (self.path / "cross_task_consistency.md").write_text(consistency_markdown(records), encoding="utf-8")
-        (self.path / "summary.md").write_text(summary_markdown(self, records), encoding="utf-8")
+        sections = self.verdicts.sections(records) if self.verdicts is not None else []
+        summary = summary_markdown(records, campaign_id=self.path.name, seed=self.session.seed,
+                                   runs=self.session.runs, complete=self.complete, started_at=self.started_at,
+                                   finished_at=self.finished_at, notes=self.notes, sections=sections)
+        (self.path / "summary.md").write_text(summary, encoding="utf-8")
         self.write_manifest()
 
     def _csv(self, name: str, rows: list[dict[str, Any]]) -> None:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .compare import Comparison
-from .records import FailureMode, RunRecord
-from .stats import wilson_interval
+from ..run.records import FailureMode, RunRecord
+from ..campaign.stats import wilson_interval
 
 #: Exit status of a session whose campaign failed a gate (pytest's own codes are 0 to 5).
 GATE_FAILED_EXIT = 6

@@ -9,7 +9,7 @@ Two kinds:
 
 ``kind: llama.cpp``
     The embedded CPU default: llama.cpp's own HTTP server from the
-    ``xllamacpp`` wheel, run as ``python -m pytest_agentic.llama_server``.
+    ``xllamacpp`` wheel, run as ``python -m pytest_agentic.servers.llama_server``.
     Keys: ``gguf`` (built-in model name or GGUF path, required), ``ctx_size``
     (4096), ``threads`` (default: all CPUs but one, 1 to 8; 0: llama.cpp's
     own choice), ``parallel`` (1),
@@ -32,7 +32,7 @@ Keys of both: ``health_timeout_s`` (llama.cpp 120, vllm 900), ``port``
 (default: a free one), ``env`` (extra environment variables).
 
 Every server runs in a process group of its own under
-``pytest_agentic._supervise``, which takes the group down if its parent dies.
+``pytest_agentic.servers._supervise``, which takes the group down if its parent dies.
 ``stop()`` kills the group; an atexit hook and a SIGTERM/SIGHUP hook (installed
 only where the default handler is in place) stop whatever is still running.
 """
@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .server_config import (  # noqa: F401  (preflight and ServerStartError are this module's API)
+from .config import (  # noqa: F401  (preflight and ServerStartError are this module's API)
     DEFAULT_HEALTH_TIMEOUT_S,
     HOST,
     ServerStartError,
@@ -262,7 +262,7 @@ def start(entry_name: str, server_cfg: Mapping[str, Any], log_path: Path) -> Run
             log.flush()
             try:
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "pytest_agentic._supervise", *argv],
+                    [sys.executable, "-m", "pytest_agentic.servers._supervise", *argv],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     env=env, process_group=0, close_fds=True,
                 )
