@@ -225,4 +225,4 @@ class Controller:
             tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
         tr.write_line(f"campaign written to {campaign.path}")
         if not self.report_error and (campaign.path / "report.html").is_file():
-            tr.write_line(f"report: {(campaign.path / 'report.html').as_uri()}")
+            tr.write_line(f"report: {(campaign.path / 'report.html').resolve().as_uri()}")
