@@ -14,7 +14,7 @@ import pytest
 
 from pytest_agentic.campaign import stored, tables
 from pytest_agentic.report import cli, render, run_id
-from pytest_agentic.report.transcript import MAX_TEXT, steps_of
+from pytest_agentic.report.transcript import MAX_TEXT, run_view, steps_of
 
 from .helpers import ROOT
 from .records import NANO_NOW, NANO_THEN, record, scores, write_campaign
@@ -111,12 +111,16 @@ def test_transcript_steps_pair_calls_with_their_results():
                                        ("fs_read", {"path": "b"}, "B", {"redundant": True})])
     steps = steps_of(t)
     assert [s.kind for s in steps] == ["system", "user", "assistant", "assistant", "assistant", "assistant"]
+    assert steps[-1].content.text == "gave it"  # steps_of keeps the answering turn; the run view shows it once
     calls = [c for s in steps for c in s.calls]
     assert [(c.name, c.ok, c.hallucinated, c.redundant, c.result.text) for c in calls] == [
         ("fs_read", False, None, False, "ERROR: no such file"),
         ("fs_raed", False, "unknown tool 'fs_raed'", False, "ERROR: unknown tool"),
         ("fs_read", True, None, True, "B")]
     assert json.loads(calls[0].arguments.text) == {"path": "a"}
+    view = run_view(rec, t, "x")  # the answering turn is shown once, as the final answer
+    assert view.steps[-1].calls and view.final_answer.text == "gave it"
+    assert [k for k, _ in view.tags] == []  # stop_reason has its own line; zero counts are not shown
     assert steps[-1].content.text == "gave it"
 
 

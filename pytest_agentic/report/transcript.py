@@ -128,11 +128,18 @@ def run_view(record: RunRecord, transcript: dict[str, Any] | None, run_id: str) 
     available = transcript is not None
     transcript = transcript or {}
     final = transcript.get("final_answer")
-    shown_tags = [(k, v) for k, v in sorted(record.get("tags", {}).items()) if v not in (0, False, None, "")]
+    # The stop reason has its own line; the other tags are shown when set.
+    shown_tags = [(k, v) for k, v in sorted(record.get("tags", {}).items())
+                  if v not in (0, False, None, "") and k != "stop_reason"]
+    steps = steps_of(transcript)
+    last = steps[-1] if steps else None
+    if (final is not None and last is not None and last.kind == "assistant" and not last.calls
+            and last.content is not None and last.content.text.strip() == str(final).strip()):
+        steps.pop()  # the answering turn: shown once, as the final answer
     return RunView(
         id=run_id, task=record["task"], task_name=record.get("task_name", ""), model=record["model"],
         run=record["run"], passed=bool(record["passed"]), mode=record.get("failure_mode"), record=record,
-        tags=shown_tags, steps=steps_of(transcript), final_answer=text(final) if final is not None else None,
+        tags=shown_tags, steps=steps, final_answer=text(final) if final is not None else None,
         reason=text(record.get("reason") or record.get("infra_cause")) if (record.get("reason") or
                                                                            record.get("infra_cause")) else None,
         transcript_file=record.get("transcript", ""), available=available,
