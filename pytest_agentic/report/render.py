@@ -80,7 +80,7 @@ def campaign_view(source: Source, *, index: int, several: bool) -> views.Campaig
         verdicts = from_session(source.verdicts, c.records, c.manifest)
     else:
         verdicts = from_stored(c.path, c.manifest, c.records)
-    return views.build(c.id, c.manifest, c.records, _transcripts(c), index=index,
+    return views.build(c.id, c.manifest, c.records, _transcripts(c),
                        prefix=f"c{index + 1}-" if several else "", label_with_campaign=several, verdicts=verdicts)
 
 

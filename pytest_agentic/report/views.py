@@ -61,12 +61,6 @@ class CampaignView:
     verdicts: Any = None
     errors: list[str] = field(default_factory=list)
 
-    def run_of(self, model: str, task: str, run: int) -> RunView | None:
-        for r in self.runs:
-            if (r.model, r.task, r.run) == (model, task, run):
-                return r
-        return None
-
 
 def _max_k(records: Sequence[RunRecord], manifest: dict[str, Any]) -> int:
     runs = manifest.get("runs")
@@ -121,7 +115,7 @@ def _consistency(records: Sequence[RunRecord], runs: Sequence[RunView]) -> list[
 
 
 def build(campaign_id: str, manifest: dict[str, Any], records: Sequence[RunRecord],
-          transcripts: dict[tuple[str, str, int], dict[str, Any]], *, index: int = 0, prefix: str = "",
+          transcripts: dict[tuple[str, str, int], dict[str, Any]], *, prefix: str = "",
           label_with_campaign: bool = False, verdicts: Any = None) -> CampaignView:
     """The view of one campaign; ``transcripts`` by (model, task, run), missing ones shown as missing."""
     records = sorted(records, key=lambda r: (r["model"], r["task"], r["run"]))
