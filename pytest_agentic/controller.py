@@ -35,6 +35,12 @@ class Controller:
         #: Local model servers started for this session, and their logs.
         self.servers: list = []
         self.server_logs: list[Path] = []
+        #: Why report.html could not be written (said in the terminal), or None.
+        self.report_error: str | None = None
+        if session.config.getoption("htmlpath", None):
+            from .htmlreport import HtmlRows
+
+            session.config.pluginmanager.register(HtmlRows(session.config, self.campaign), "agentic-html-rows")
 
     @staticmethod
     def verdicts_of(session: AgenticSession) -> Verdicts:
@@ -151,7 +157,19 @@ class Controller:
         self.keep_server_logs()
         self.campaign.finish(complete=complete)
         self.verdicts.keep_inputs(self.campaign.path)
+        self.write_report()
         modecache.remember(session.config, self.campaign.records)
+
+    def write_report(self) -> None:
+        """report.html, last: it reads back the folder the other artefacts were written to."""
+        if self.campaign.path is None:
+            return
+        from .report import write_campaign
+
+        try:
+            write_campaign(self.campaign.path, self.verdicts)
+        except Exception as exc:  # the campaign is written; a failed page must not hide it
+            self.report_error = f"{type(exc).__name__}: {exc}"
 
     def notes(self) -> list[str]:
         """What a reader must know about this campaign beyond the tables."""
@@ -201,6 +219,10 @@ class Controller:
             failed_gate = title == "CI gates" and self.verdicts.final_exitstatus == GATE_FAILED_EXIT
             for line in body.rstrip("\n").splitlines():
                 tr.write_line(line, red=failed_gate and "FAIL" in line)
+        if self.report_error:
+            tr.write_line(f"report.html NOT written: {self.report_error}", red=True)
         if not campaign.complete:
             tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
         tr.write_line(f"campaign written to {campaign.path}")
+        if not self.report_error and (campaign.path / "report.html").is_file():
+            tr.write_line(f"report: {(campaign.path / 'report.html').resolve().as_uri()}")

@@ -14,7 +14,7 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "pytest_agentic"
 
 #: Layers, lowest first. A module may import its own layer and the layers below it.
-LAYERS = {"run": 0, "campaign": 1, "verdicts": 2, "servers": 2, "integration": 3}
+LAYERS = {"run": 0, "campaign": 1, "verdicts": 2, "servers": 2, "report": 3, "integration": 4}
 
 
 def module_name(path: Path) -> str:

@@ -1,0 +1,5 @@
+"""``python -m pytest_agentic.report DIR...``: the same as ``agentic-report``."""
+
+from .cli import main
+
+raise SystemExit(main())

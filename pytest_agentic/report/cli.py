@@ -1,0 +1,65 @@
+"""``agentic-report DIR...``: write report.html for stored campaigns, or one page for several.
+
+    agentic-report agentic-results/CAMPAIGN           # CAMPAIGN/report.html
+    agentic-report RUN_A RUN_B -o compare.html        # one comparative page of two campaigns
+    agentic-report agentic-results/ --each            # each campaign's own report.html
+    python -m pytest_agentic.report agentic-results/CAMPAIGN
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..campaign import stored
+from .render import REPORT_NAME, Source, write, write_campaign
+
+#: Where a page of several campaigns goes without ``-o``.
+DEFAULT_PAGE = "agentic-report.html"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agentic-report",
+        description="Write a self-contained HTML report (charts and every transcript) of pytest-agentic "
+                    "campaign folders: one campaign's report.html in its folder, or one page for several.")
+    parser.add_argument("paths", nargs="+", metavar="DIR",
+                        help="a campaign folder, or a folder holding campaign folders (e.g. agentic-results/)")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help=f"the page to write (default: {REPORT_NAME} in the campaign folder for one "
+                             f"campaign, ./{DEFAULT_PAGE} for several)")
+    parser.add_argument("--each", action="store_true",
+                        help=f"write each campaign's own {REPORT_NAME} in its folder instead of one page")
+    parser.add_argument("--title", help="the page's title (default: the campaign id, or the number of campaigns)")
+    args = parser.parse_args(argv)
+    if args.each and args.output:
+        parser.error("--each writes into each campaign folder; it takes no --output")
+    try:
+        campaigns = list(stored.find(args.paths))
+    except stored.CampaignFolderError as exc:
+        print(f"agentic-report: {exc}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    try:
+        if args.each:
+            written = [write_campaign(c.path) for c in campaigns]
+        elif len(campaigns) == 1 and not args.output:
+            written = [write([Source(campaigns[0])], campaigns[0].path / REPORT_NAME, args.title)]
+        else:
+            written = [write([Source(c) for c in campaigns], Path(args.output or DEFAULT_PAGE), args.title)]
+    except (stored.CampaignFolderError, OSError) as exc:
+        print(f"agentic-report: {exc}", file=sys.stderr)
+        return 2
+    seconds = time.perf_counter() - started
+    for path in written:
+        print(f"agentic-report: wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    print(f"agentic-report: {len(campaigns)} campaign(s) in {seconds:.2f} s; open the page in a browser "
+          "(no server, no network needed)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
