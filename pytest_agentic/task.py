@@ -92,6 +92,10 @@ class TaskInstance:
             h.update(path.encode())
             h.update(data if isinstance(data, bytes) else data.encode())
         h.update(json.dumps(list(self.tools)).encode())
+        # What the model is told about each tool is part of what it sees.
+        from .tools import TOOLS
+
+        h.update(json.dumps([TOOLS[t].schema() if t in TOOLS else t for t in self.tools], sort_keys=True).encode())
         h.update(json.dumps(self.expected, sort_keys=True, default=str).encode())
         return h.hexdigest()
 

@@ -210,7 +210,7 @@ def build(seed: int) -> TaskInstance:
     return TaskInstance(
         prompt=prompt,
         files=files,
-        tools=("fs_list", "fs_read", "fs_write", "run_tests"),
+        tools=("fs_list", "fs_read", "fs_write", "fs_edit", "run_tests"),
         expected={
             "module": f"{module}.py",
             "tests": f"test_{module}.py",

@@ -152,7 +152,7 @@ def build(seed: int) -> TaskInstance:
     reference = [
         ToolCall("fs_list", {"path": "."}),
         look,
-        write(impl_up),
+        ToolCall("fs_edit", {"path": f"{module}.py", "old_text": "    raise NotImplementedError\n", "new_text": impl_up}),
         tests_run,
         Final(f"The ticket is ambiguous: {owner} asks for rounding to the nearest {big}, while {finance} says every "
               f"started {big} is charged in full. Assumption: I followed the tariff, so any started {big} is charged "
@@ -203,7 +203,7 @@ def build(seed: int) -> TaskInstance:
     return TaskInstance(
         prompt=prompt,
         files=files,
-        tools=("fs_list", "fs_read", "fs_write", "run_tests"),
+        tools=("fs_list", "fs_read", "fs_write", "fs_edit", "run_tests"),
         expected=expected,
         reference=reference,
         near_misses=near_misses,
