@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from . import modecache, outcome
+from . import modecache, outcome, textcalls
 from .budget import SKIP_REASON, Ledger
 from .campaign import Campaign
 from .gates import GATE_FAILED_EXIT
@@ -159,6 +159,9 @@ class Controller:
             elif infra:
                 notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
                              "(not counted against the model; see summary.md)")
+            as_text = textcalls.note(model, runs)
+            if as_text:
+                notes.append(as_text)
         return notes
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
