@@ -10,6 +10,11 @@ The checker runs the workspace's own tests plus held-out cases of the faulty
 helper (so special-casing the tested input, or working around the defect in
 the caller, does not pass), and requires every test file and the pytest
 configuration to be byte-identical to what the model was given.
+
+Answer contract (all of it in the prompt): the suite and held-out cases of the
+faulty function pass; every test file and pytest.ini unchanged; no file added
+outside the package folder; a non-empty summary, in any form. Any correct fix
+passes (another expression, a rewrite of the function, a helper, docstrings).
 """
 
 from __future__ import annotations
@@ -342,7 +347,8 @@ def build(seed: int) -> TaskInstance:
 
     prompt = (
         f"The test suite of the `{pkg}` package has a failing test. Find out why it fails and fix "
-        "the defect in the package code so that the whole suite passes. The tests describe the "
+        "the defect in the package code so that the whole suite passes. Fix it in the function that is wrong, "
+        "for every input (other code relies on it too), not only for the input the test uses. The tests describe the "
         "intended behaviour: do not modify, skip or delete any test, and do not add files outside "
         f"the `{pkg}/` folder. Use the tools to inspect the files and to run the tests. When you "
         "are done, reply with a short summary of the defect and your fix."

@@ -9,6 +9,11 @@ after defining it. The checker accepts a free-text answer that gives the
 returned value (integer cents) and names the function that computes it
 (module and function); it rejects answers that name one of the other
 same-named functions or give the value another function would return.
+
+Answer contract (in the prompt): the returned value in integer cents (digit
+grouping allowed) and the one function that computes it (module and
+function); no other strategy module named; another function's value may be
+ruled out ("not 990") but not given as the answer.
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ the model was given: only the faulty line may differ (a replacement of at most
 three lines in its place), every other byte of every file must be identical,
 no file added or removed; then it runs held-out cases of every function in a
 subprocess so a change on the right line that is still wrong does not pass.
+
+Answer contract (in the prompt): the faulty line replaced (by up to three
+lines, any correct expression; a lost final newline is tolerated), every other
+byte of every file unchanged, no file added or removed, every function right
+on held-out cases, and a non-empty summary in any form.
 """
 
 from __future__ import annotations
@@ -173,7 +178,8 @@ def build(seed: int) -> TaskInstance:
     files = {"pytest.ini": _PYTEST_INI, f"{module}.py": original, f"test_{module}.py": tests}
     prompt = (
         f"Bug report: in `{module}.py`, `{call}` returns {got_s}, but it should return {want!r}.\n\n"
-        "Fix this bug with the smallest possible change. Change only what is needed for the fix: "
+        "Fix this bug with the smallest possible change, on the faulty line itself. Change only what is needed "
+        "for the fix: "
         "leave every other line of every file exactly as it is (no clean-ups, no reformatting, "
         "no new tests or files). Reply with a one-line summary when done."
     )

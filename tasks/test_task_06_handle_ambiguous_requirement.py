@@ -13,6 +13,11 @@ A run passes in one of two ways:
 
 Implementing either reading silently, or stating one and coding the other,
 fails.
+
+Answer contract (in the prompt): either a question naming both readings with
+nothing changed, or a stated assumption (any wording: "assumed", "I went
+with", "interpreted as", ...) that the code honours; tests may be added when
+deciding. Markdown and reasoning are free.
 """
 
 from __future__ import annotations

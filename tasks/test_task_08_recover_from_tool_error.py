@@ -3,6 +3,12 @@
 Measures whether a model reads a tool error and acts on it (one failed call,
 one corrected call, then the answer) instead of giving up, guessing, or
 answering from a stale file that happens to be nearby.
+
+Answer contract (follows from the prompt): the port read from the file the
+error names, given as the answer. The answer is judged by its claim: it may
+name the backup's and the defaults' ports to rule them out, use Markdown or
+put the port first or last; giving another port as the answer, or offering one
+as an alternative ("or maybe 8589"), fails.
 """
 
 from __future__ import annotations
