@@ -27,9 +27,12 @@ def plain(text: str) -> str:
     text = re.sub(r"```[^\n]*\n?", "\n", text)  # code fences: keep what is inside
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links
     text = re.sub(r"^\s{0,3}(?:#{1,6}|>+)\s*", "", text, flags=re.MULTILINE)  # headings, quotes
-    text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", text, flags=re.MULTILINE)  # bullets, numbered items
+    text = re.sub(r"^\s*[-*+]\s+", "", text, flags=re.MULTILINE)  # bullets
+    numbered = re.compile(r"^\s*\d{1,3}[.)]\s+", re.MULTILINE)
+    if len(numbered.findall(text)) >= 2:  # a numbered list (one "9763. " alone is an answer, not an item)
+        text = numbered.sub("", text)
     text = re.sub(r"^\s*\|?\s*:?-{3,}.*$", "", text, flags=re.MULTILINE)  # table rules
-    text = text.replace("|", " ; ")
+    text = text.replace("|", " ")  # a table row reads as one clause
     text = re.sub(r"(\*\*|__|[*`~])", "", text)  # emphasis and code spans
     text = re.sub(r"(?<![\w*])_(?=\w)|(?<=\w)_(?![\w*])", "", text)  # _italic_
     text = _WORD_RE.sub(lambda m: str(_WORDS[m.group(1).lower()]), text)

@@ -89,11 +89,22 @@ _OTHER_WINDOW = re.compile(r"\b(?!10\b)(\d+)[- ]?(?:day|period|session|trading[-
                            r"that (?:are|is) there|we have|existing|present|reference only)\b", re.I)
 
 
+def _denied(clause: str, start: int, end: int) -> bool:
+    """Whether a negation stands within four words before or after the span: "not the 10-day SMA",
+    "no 10-day figure", "a 10-day SMA is not possible", "the 10-day SMA cannot be computed"."""
+    before = re.split(r"[:;!?]|\.(?!\d)", clause[:start])[-1]
+    after = re.split(r"[:;!?]|\.(?!\d)", clause[end:])[0]
+    before = re.search(r"(?:\S+\s+){0,4}$", before).group()
+    after = re.match(r"(?:\s*\S+){0,4}", after).group()
+    return bool(_NEGATED.search(before) or _NEGATED.search(after))
+
+
 def _as_the_ten_day_figure(clause: str) -> bool:
     """Whether a clause calls a figure the requested 10-day average (and does not deny it)."""
-    if _NEGATED.search(clause):
-        return False
-    return bool(_TEN_DAY.search(clause) or (_AVERAGE_NAME.search(clause) and not _OTHER_WINDOW.search(clause)))
+    named = list(_TEN_DAY.finditer(clause))
+    if not _OTHER_WINDOW.search(clause):
+        named += list(_AVERAGE_NAME.finditer(clause))
+    return any(not _denied(clause, m.start(), m.end()) for m in named)
 
 
 _DATES = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|"
