@@ -17,6 +17,7 @@ from .records import RunRecord
 from .redact import redact
 from .session import AgenticSession
 from .summary import consistency_markdown, markdown_table, summary_markdown
+from .task import BENCHMARK_REVISION
 
 
 def _now() -> str:
@@ -111,6 +112,7 @@ class Campaign:
         return {
             "campaign_id": self.path.name,
             "benchmark": "agentic-core-v1",
+            "benchmark_revision": BENCHMARK_REVISION,
             "harness_version": __version__,
             "litellm_version": litellm_version,
             **self.session.describe(),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import tables
 from .records import RunRecord
+from .task import BENCHMARK_REVISION
 
 if TYPE_CHECKING:
     from .campaign import Campaign
@@ -105,7 +106,8 @@ def summary_markdown(campaign: Campaign, records: Sequence[RunRecord]) -> str:
     assert campaign.path is not None
     parts = [
         f"# Campaign {campaign.path.name}\n\n",
-        f"- benchmark: agentic-core-v1, seed {campaign.session.seed}, {campaign.session.runs} runs per task\n",
+        f"- benchmark: agentic-core-v1 revision {BENCHMARK_REVISION}, seed {campaign.session.seed}, "
+        f"{campaign.session.runs} runs per task\n",
         f"- status: {status}; {len(records)} runs recorded\n",
         f"- started {campaign.started_at}, finished {campaign.finished_at}\n",
         *(f"- note: {note}\n" for note in campaign.notes),

@@ -30,6 +30,11 @@ import pytest
 
 #: The seed that gives the canonical agentic-core-v1 instance of every task.
 CANONICAL_SEED = 0
+#: The revision of the agentic-core-v1 tasks, written in campaign.json. It changes with what a
+#: model sees or what a checker accepts (the task content hashes tell which tasks changed).
+#: 1: the first release; 2: answer contracts stated, tasks 04, 08, 09 judged by the answer's claim,
+#: fs_edit and fs_read line ranges offered, tool calls written as text classified (issue 10).
+BENCHMARK_REVISION = 2
 
 
 @dataclass(frozen=True)
