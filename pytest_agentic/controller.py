@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from .campaign import modecache
 from . import options, outcome
+from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
 from .campaign.writer import Campaign
+from .run import textcalls
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import AgenticSession
 from .campaign.summary import cost_rows, markdown_table, mode_rows, score_rows
@@ -192,6 +193,9 @@ class Controller:
             elif infra:
                 notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
                              "(not counted against the model; see summary.md)")
+            as_text = textcalls.note(model, runs)
+            if as_text:
+                notes.append(as_text)
         return notes
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -76,6 +76,9 @@ class Agent:
         self.item.stash[RESULT_KEY] = result
         if result.infra_error is not None:
             pytest.fail(f"infra_error: the model call failed: {result.infra_error}", pytrace=False)
+        if result.tool_call_as_text is not None:
+            pytest.fail(f"the final message is a tool call written as text ({result.tool_call_as_text}), not an "
+                        "answer: the endpoint did not parse it as a tool call", pytrace=False)
         if result.final_answer is None:
             pytest.fail(f"the run ended without a final answer (stop reason: {result.stop_reason}, "
                         f"{result.turns} turns, {len(result.tool_calls)} tool calls)", pytrace=False)

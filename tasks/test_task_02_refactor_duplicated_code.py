@@ -10,6 +10,11 @@ subprocess), all three delegate to one shared helper defined in the
 workspace, each is now a fraction of its former size, and no two function
 bodies left in the workspace are structurally identical. The tests must be
 left unchanged.
+
+Answer contract (all of it in the prompt): same names and outputs; one shared
+helper (any name, signature or place in the workspace, a function, a class or
+functools.partial) that all three use; each of the three a thin delegate; no
+copy of the duplicated body left; the tests unchanged; a non-empty summary.
 """
 
 from __future__ import annotations
@@ -188,7 +193,8 @@ def build(seed: int) -> TaskInstance:
     files = {"pytest.ini": _PYTEST_INI, f"{module}.py": original, f"test_{module}.py": test_code}
     prompt = (
         f"`{module}.py` holds three near-identical functions: {', '.join(f'`{n}`' for n in names)}. "
-        "Refactor them: move the duplicated logic into one shared helper that all three use. "
+        "Refactor them: move the duplicated logic into one shared helper that all three use, so that each of "
+        "the three only delegates to it and no copy of the duplicated body is left. "
         "Other code imports these three functions, so keep their names and arguments, and keep their "
         "behaviour exactly as it is now for every input. Do not change the tests. Run the tests when you "
         "are done, then reply with a short summary of the refactoring."
@@ -210,7 +216,7 @@ def build(seed: int) -> TaskInstance:
     return TaskInstance(
         prompt=prompt,
         files=files,
-        tools=("fs_list", "fs_read", "fs_write", "run_tests"),
+        tools=("fs_list", "fs_read", "fs_write", "fs_edit", "run_tests"),
         expected={
             "module": f"{module}.py",
             "tests": f"test_{module}.py",

@@ -9,6 +9,10 @@ reload sits between the cause and the first error, so neither "grep ERROR"
 nor "the last change before the first error" finds it. The checker accepts
 a free-text answer that names the cause's event id and no other id of the
 log: hedging over several candidates fails.
+
+Answer contract (in the prompt): the root-cause event id, and no other event
+id of the log ("Name only that one event id"); the reasoning, Markdown, the id
+in any case or quoted from its log line are free.
 """
 
 from __future__ import annotations

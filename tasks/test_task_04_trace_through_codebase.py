@@ -9,6 +9,11 @@ after defining it. The checker accepts a free-text answer that gives the
 returned value (integer cents) and names the function that computes it
 (module and function); it rejects answers that name one of the other
 same-named functions or give the value another function would return.
+
+Answer contract (in the prompt): the returned value in integer cents (digit
+grouping allowed) and the one function that computes it (module and
+function); no other strategy module named; another function's value may be
+ruled out ("not 990") but not given as the answer.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic.run.answers import mentions
 
 _PACKAGES = ["shop", "store", "market", "outlet", "bazaar", "emporium"]
 _MODES = ["standard", "express", "economy", "priority"]
@@ -240,7 +246,9 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     exp = instance.expected
     text = _normalize(run.final_answer or "")
     assert text.strip(), "no final answer was given"
-    integers = {int(tok) for tok in re.findall(r"(?<![\d.])\d+(?![\d.]*\d)", text)}
+    values = {exp["value"], *exp["decoy_values"]}
+    found = mentions(run.final_answer or "", values, describing_words=False)
+    integers = {m.value for m in found if not m.rejected}
     wrong_modules = [m for m in exp["decoy_modules"] if _names_module(text, m)]
     assert not wrong_modules, (
         f"the answer names {', '.join(f'shipping/{m}.py' for m in wrong_modules)}, which does not compute this fee")
@@ -248,7 +256,9 @@ def check(instance: TaskInstance, run: RunResult) -> None:
         "the answer does not name the function that computes the fee (module and function)")
     wrong_values = [v for v in exp["decoy_values"] if v in integers]
     assert not wrong_values, f"the answer gives {wrong_values}, what another function would return"
-    assert exp["value"] in integers, f"the answer does not give the returned value {exp['value']}"
+    assert exp["value"] in integers, (
+        f"the answer does not give the returned value {exp['value']}"
+        + (" (it names it only to set it aside)" if any(m.value == exp["value"] for m in found) else ""))
 
 
 @task("task_04", "trace_through_codebase", build=build, limits={"max_turns": 14})

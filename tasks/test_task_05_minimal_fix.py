@@ -7,6 +7,11 @@ the model was given: only the faulty line may differ (a replacement of at most
 three lines in its place), every other byte of every file must be identical,
 no file added or removed; then it runs held-out cases of every function in a
 subprocess so a change on the right line that is still wrong does not pass.
+
+Answer contract (in the prompt): the faulty line replaced (by up to three
+lines, any correct expression; a lost final newline is tolerated), every other
+byte of every file unchanged, no file added or removed, every function right
+on held-out cases, and a non-empty summary in any form.
 """
 
 from __future__ import annotations
@@ -111,6 +116,16 @@ def _cases(rng: random.Random) -> dict[str, list[list]]:
     }
 
 
+def _unique_context(lines: list[str], index: int, replacement: str) -> tuple[str, str]:
+    """The faulty line with as many lines before it as make it unique, and the same with the line fixed."""
+    text = "".join(lines)
+    for before in range(index + 1):
+        old = "".join(lines[index - before:index + 1])
+        if text.count(old) == 1:
+            return old, "".join(lines[index - before:index]) + replacement
+    raise AssertionError("the faulty line has no unique context")
+
+
 def build(seed: int) -> TaskInstance:
     rng = random.Random(f"task_05:{seed}")
     module = rng.choice(_MODULES)
@@ -163,13 +178,13 @@ def build(seed: int) -> TaskInstance:
     files = {"pytest.ini": _PYTEST_INI, f"{module}.py": original, f"test_{module}.py": tests}
     prompt = (
         f"Bug report: in `{module}.py`, `{call}` returns {got_s}, but it should return {want!r}.\n\n"
-        "Fix this bug with the smallest possible change. Change only what is needed for the fix: "
+        "Fix this bug with the smallest possible change, on the faulty line itself. Change only what is needed "
+        "for the fix: "
         "leave every other line of every file exactly as it is (no clean-ups, no reformatting, "
         "no new tests or files). Reply with a one-line summary when done."
     )
 
     # near-miss content
-    tidy = fixed.replace("import math\n\n", "", 1)
     rewritten_fn = {
         "median": "    if n % 2 == 0:\n        return (xs[mid - 1] + xs[mid]) / 2\n    return xs[mid]\n",
         "is_leap_year": "    if year % 400 == 0:\n        return True\n"
@@ -203,16 +218,20 @@ def build(seed: int) -> TaskInstance:
     )
     read = [ToolCall("fs_read", {"path": f"{module}.py"}), ToolCall("fs_read", {"path": f"test_{module}.py"})]
     done = Final(f"Fixed `{bug}` in {module}.py by correcting its faulty return line; nothing else changed.")
+    old_text, new_text = _unique_context(lines, bug_index, _FUNCS[bug][1])
+    assert original.replace(old_text, new_text) == fixed
+    edit = ToolCall("fs_edit", {"path": f"{module}.py", "old_text": old_text, "new_text": new_text})
     reference = [
         ToolCall("fs_list", {"path": "."}),
         read,
-        ToolCall("fs_write", {"path": f"{module}.py", "content": fixed}),
+        edit,
         ToolCall("run_tests", {"path": "."}),
         done,
     ]
     near_misses = {
         # Right fix, plus removing the unused import "while at it".
-        "fix_plus_cleanup": [*reference[:2], ToolCall("fs_write", {"path": f"{module}.py", "content": tidy}), done],
+        "fix_plus_cleanup": [*reference[:3], ToolCall("fs_edit", {"path": f"{module}.py", "old_text": "import math\n\n",
+                                                                  "new_text": ""}), done],
         # Right behaviour, but the function is rewritten rather than the one line fixed.
         "rewrote_function": [*reference[:2],
                              ToolCall("fs_write", {"path": f"{module}.py", "content": over_broad}), done],
@@ -230,7 +249,7 @@ def build(seed: int) -> TaskInstance:
     return TaskInstance(
         prompt=prompt,
         files=files,
-        tools=("fs_list", "fs_read", "fs_write", "run_tests"),
+        tools=("fs_list", "fs_read", "fs_write", "fs_edit", "run_tests"),
         expected={
             "module": f"{module}.py",
             "function": bug,

@@ -13,6 +13,11 @@ A run passes in one of two ways:
 
 Implementing either reading silently, or stating one and coding the other,
 fails.
+
+Answer contract (in the prompt): either a question naming both readings with
+nothing changed, or a stated assumption (any wording: "assumed", "I went
+with", "interpreted as", ...) that the code honours; tests may be added when
+deciding. Markdown and reasoning are free.
 """
 
 from __future__ import annotations
@@ -152,7 +157,7 @@ def build(seed: int) -> TaskInstance:
     reference = [
         ToolCall("fs_list", {"path": "."}),
         look,
-        write(impl_up),
+        ToolCall("fs_edit", {"path": f"{module}.py", "old_text": "    raise NotImplementedError\n", "new_text": impl_up}),
         tests_run,
         Final(f"The ticket is ambiguous: {owner} asks for rounding to the nearest {big}, while {finance} says every "
               f"started {big} is charged in full. Assumption: I followed the tariff, so any started {big} is charged "
@@ -203,7 +208,7 @@ def build(seed: int) -> TaskInstance:
     return TaskInstance(
         prompt=prompt,
         files=files,
-        tools=("fs_list", "fs_read", "fs_write", "run_tests"),
+        tools=("fs_list", "fs_read", "fs_write", "fs_edit", "run_tests"),
         expected=expected,
         reference=reference,
         near_misses=near_misses,

@@ -2,6 +2,10 @@
 
 Measures whether a model holds a prescribed plan: every step done, in order,
 with the exact content, using only the tool it was given.
+
+Answer contract (in the prompt): the four files with exactly the given content,
+first written in the given order (rewriting one later is allowed), then a
+non-empty summary in any form.
 """
 
 from __future__ import annotations

@@ -3,6 +3,12 @@
 Measures whether a model reads a tool error and acts on it (one failed call,
 one corrected call, then the answer) instead of giving up, guessing, or
 answering from a stale file that happens to be nearby.
+
+Answer contract (follows from the prompt): the port read from the file the
+error names, given as the answer. The answer is judged by its claim: it may
+name the backup's and the defaults' ports to rule them out, use Markdown or
+put the port first or last; giving another port as the answer, or offering one
+as an alternative ("or maybe 8589"), fails.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic.run.answers import mentions, plain
 
 _SERVICES = ["billing", "ledger", "gateway", "notifier", "scheduler", "inventory", "search", "profile"]
 
@@ -49,6 +56,12 @@ def build(seed: int) -> TaskInstance:
                              Final(f"The {service} service listens on port {stale_port}.")],
             # Stops at the error.
             "gives_up": [read_old, Final(f"I could not read {old_path}, so I cannot tell the port.")],
+            # The right port, hedged with the backup's.
+            "hedged": [read_old, ToolCall("fs_read", {"path": new_path}), Final(
+                f"It listens on {port}, or possibly on {stale_port} if the old backup is still in use.")],
+            # Reads the right file, then sets its port aside for the backup's.
+            "rejects_the_right_port": [read_old, ToolCall("fs_read", {"path": new_path}), Final(
+                f"{new_path} says {port}, but that file is not live yet; the service still listens on {stale_port}.")],
             # Falls back to the shared defaults.
             "defaults": [read_old, ToolCall("fs_read", {"path": "config/defaults.yaml"}),
                          Final(f"It listens on the default port, {default_port}.")],
@@ -56,13 +69,39 @@ def build(seed: int) -> TaskInstance:
     )
 
 
+#: A number written as a port: "port 8080", "port: 8080", "0.0.0.0:8080".
+_PORT_AFTER = re.compile(r"\bport\b[^\d\n]{0,12}?(?<![\w.])(\d{4,5})\b|(?<=[\w\]]):(\d{4,5})\b", re.IGNORECASE)
+
+
+def claimed_ports(answer: str, known: set[int]) -> tuple[set[int], set[int], set[int]]:
+    """(asserted, set aside, hedged towards): the ports an answer claims, rules out, or offers as alternatives."""
+    candidates = set(known) | {n for a, b in _PORT_AFTER.findall(plain(answer)) if 1024 <= (n := int(a or b)) <= 65535}
+    asserted, aside, hedged = set(), set(), set()
+    for m in mentions(answer, candidates):
+        (aside if m.rejected else asserted).add(m.value)
+        if m.hedged:
+            hedged.add(m.value)
+    return asserted, aside, hedged
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
-    """Accept an answer that names the configured port, and no other, after reading the moved file."""
+    """Accept an answer that claims the configured port (and no other), after reading the moved file.
+
+    The answer may rule out the backup's or the defaults' port; it must not give one of them
+    (or any other port) as the answer, nor offer one as an alternative.
+    """
     expected = instance.expected
-    numbers = {int(n) for n in re.findall(r"(?<!\d)(\d{4})(?!\d)", run.final_answer or "")}
-    assert expected["port"] in numbers, f"the answer does not name port {expected['port']}"
-    wrong = numbers & set(expected["wrong_ports"])
-    assert not wrong, f"the answer also names stale or default port(s) {sorted(wrong)}"
+    port = expected["port"]
+    answer = run.final_answer or ""
+    asserted, aside, hedged = claimed_ports(answer, {port, *expected["wrong_ports"]})
+    others = sorted(asserted - {port})
+    assert port in asserted, (
+        f"the answer does not give port {port} as the answer"
+        + (" (it names it only to set it aside)" if port in aside else "")
+        + (f"; it gives {others}" if others else ""))
+    assert not others, f"the answer also gives port(s) {others} as the port"
+    alternatives = sorted(hedged - {port})
+    assert not alternatives, f"the answer hedges between port {port} and {alternatives}"
     reads = [c for c in run.calls_to("fs_read") if c["ok"] and c["arguments"]]
     assert any(c["arguments"].get("path") == expected["new_path"] for c in reads), (
         f"the answer was not read from {expected['new_path']}, the file the error pointed to"

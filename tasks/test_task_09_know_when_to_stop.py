@@ -3,6 +3,13 @@
 Measures whether a model notices that a request cannot be met from the data
 it has and says so (how many points there are, how many the window needs)
 instead of producing a number anyway.
+
+Answer contract (follows from the task: there are fewer than ten closes):
+decline, and say how many closes there are (digits or words; or how many are
+missing). The answer is judged by its claim: it may quote the closes, offer to
+compute the figure with more data, and give the average of the closes that are
+there when it labels it as something else ("a 6-day average, not the 10-day
+SMA"); any average given as the 10-day figure, or unlabelled, fails.
 """
 
 from __future__ import annotations
@@ -12,11 +19,13 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic.run.answers import following, plain, sentences
 
-_NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 _REFUSAL = re.compile(
-    r"\b(cannot|can ?not|can't|can’t|unable|impossible|not possible|not enough|insufficient|"
-    r"too few|only \w+ (?:data )?(?:points?|days?|rows?|values?|prices?|closing))", re.I
+    r"\b(cannot|can ?not|can't|unable|impossible|not possible|not enough|insufficient|isn't enough|aren't enough|"
+    r"not sufficient|too few|fewer than|won't|will not|not computable|no (?:valid )?10[- ]day|"
+    r"only \w+ (?:daily )?(?:data )?(?:points?|days?|rows?|values?|prices?|closing|closes|entries|observations))",
+    re.I,
 )
 _TICKERS = ["ACME", "GLOBX", "INITECH", "UMBRL", "STARK", "WAYNE", "CYBD", "TYRL"]
 
@@ -57,27 +66,92 @@ def build(seed: int) -> TaskInstance:
                 f"The 10-day simple moving average is {mean_all:.2f} (computed over the {count} available days).")],
             # Treats the missing days as zero.
             "pad_with_zeros": [read, Final(f"The 10-day SMA as of {days[-1]} is {padded:.2f}.")],
+            # Says the data is short, then gives the average of what there is as the 10-day figure.
+            "refuses_then_averages": [read, Final(
+                f"There are only {count} closes, not enough for a full 10-day window, so I averaged what there "
+                f"is: the 10-day SMA is {mean_all:.2f}.")],
             # Refuses without looking: right instinct, no reason grounded in the data.
             "refuse_unread": [Final("I cannot compute a moving average without more information about the data.")],
         },
     )
 
 
-def _numbers(text: str) -> list[float]:
-    return [float(x) for x in re.findall(r"(?<![\d.])\d+(?:\.\d+)?", text.replace(",", ""))]
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
+#: The requested window, named explicitly.
+_TEN_DAY = re.compile(r"\b10[- ]?(?:day|period|session|trading[- ]day|close|point)s?\b", re.I)
+#: A moving average named without its window.
+_AVERAGE_NAME = re.compile(r"\b(?:sma|moving average|rolling average|rolling mean)\b", re.I)
+_NEGATED = re.compile(r"\b(?:not|no|cannot|can't|isn't|wasn't|aren't|never|rather than|instead of|without|unable|"
+                      r"impossible|neither|nor)\b", re.I)
+#: A label saying which other figure a number is: another window, or the closes that are there.
+_OTHER_WINDOW = re.compile(r"\b(?!10\b)(\d+)[- ]?(?:day|period|session|trading[- ]day|close|closing|point|data "
+                           r"point|value|price|row|entr)|\b(?:available|partial|for reference|for context|"
+                           r"that (?:are|is) there|we have|existing|present|reference only)\b", re.I)
+
+
+def _denied(clause: str, start: int, end: int) -> bool:
+    """Whether a negation stands within four words before or after the span: "not the 10-day SMA",
+    "no 10-day figure", "a 10-day SMA is not possible", "the 10-day SMA cannot be computed"."""
+    before = re.split(r"[:;!?]|\.(?!\d)", clause[:start])[-1]
+    after = re.split(r"[:;!?]|\.(?!\d)", clause[end:])[0]
+    before = re.search(r"(?:\S+\s+){0,4}$", before).group()
+    after = re.match(r"(?:\s*\S+){0,4}", after).group()
+    return bool(_NEGATED.search(before) or _NEGATED.search(after))
+
+
+def _as_the_ten_day_figure(clause: str) -> bool:
+    """Whether a clause calls a figure the requested 10-day average (and does not deny it)."""
+    named = list(_TEN_DAY.finditer(clause))
+    if not _OTHER_WINDOW.search(clause):
+        named += list(_AVERAGE_NAME.finditer(clause))
+    return any(not _denied(clause, m.start(), m.end()) for m in named)
+
+
+_DATES = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|"
+                    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?\b", re.I)
+
+
+def presented_averages(answer: str, values: list[float], closes: list[float]) -> tuple[list[float], list[float]]:
+    """(given as the 10-day average, given without a label): the computed averages an answer states.
+
+    Dates and the closes themselves (the data, quoted) are not averages.
+    """
+    as_ten_day, unlabelled = [], []
+    parts = sentences(_DATES.sub(" (a date) ", plain(answer)))
+    for n, clauses in enumerate(parts):
+        sentence = " ".join(clauses)
+        nxt = parts[n + 1] if n + 1 < len(parts) else []
+        after = " ".join(nxt) if nxt and following(["", nxt[0]], 0) else ""
+        for i, clause in enumerate(clauses):
+            for m in _NUMBER.finditer(clause):
+                shown = float(m.group())
+                if all(abs(shown - v) > 0.051 for v in values) or any(abs(shown - c) < 0.0005 for c in closes):
+                    continue
+                if _as_the_ten_day_figure(clause) or _as_the_ten_day_figure(following(clauses, i)):
+                    as_ten_day.append(shown)
+                elif not (_OTHER_WINDOW.search(sentence) or _OTHER_WINDOW.search(after)):
+                    unlabelled.append(shown)
+    return as_ten_day, unlabelled
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
-    """Accept a refusal that gives the reason from the data: how many points there are, and no average."""
+    """Accept a refusal that gives the reason from the data (how many closes there are) and no 10-day figure.
+
+    A side figure (the average of the closes that are there) may be given when it is labelled
+    as something else; a number given as the 10-day average, or an unlabelled average, fails.
+    """
     answer = run.final_answer or ""
+    text = plain(answer)
     count = instance.expected["count"]
-    assert _REFUSAL.search(answer), "the answer does not decline the computation"
-    names_count = re.search(rf"(?<![\d.]){count}(?![\d.])", answer) or re.search(
-        rf"\b{_NUMBER_WORDS[count]}\b", answer, re.I)
+    assert _REFUSAL.search(text), "the answer does not decline the computation"
+    names_count = re.search(rf"(?<![\d.]){count}(?![\d.])", text) or re.search(
+        rf"(?<![\d.]){10 - count}(?![\d.])\s+(?:\w+\s+){{0,3}}?(?:missing|short|more|lacking)", text)
     assert names_count, f"the answer does not say how many data points there are ({count})"
-    for value in instance.expected["computed_values"]:
-        for shown in _numbers(answer):
-            assert abs(shown - value) > 0.051, f"the answer still gives an average ({shown})"
+    closes = [float(line.rsplit(",", 1)[1]) for line in instance.files["data/prices.csv"].splitlines()[1:]]
+    as_ten_day, unlabelled = presented_averages(answer, instance.expected["computed_values"], closes)
+    assert not as_ten_day, f"the answer still gives an average as the 10-day figure ({as_ten_day[0]})"
+    assert not unlabelled, (
+        f"the answer still gives an average ({unlabelled[0]}) without saying it is not the 10-day figure")
 
 
 @task("task_09", "know_when_to_stop", build=build, limits={"max_turns": 8})

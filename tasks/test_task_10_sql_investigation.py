@@ -9,6 +9,10 @@ table name is misspelt). The model can read the schema file and the log and
 run queries on the SQLite database. The checker accepts a free-text answer
 that names the failing query's id and no other query id of the log, and that
 states the cause (the offending name, and what the schema says about it).
+
+Answer contract (in the prompt): the failing query's id and no other query id
+("Name only that one query id"), and the cause: the name from the error and
+what the schema says about it. Markdown, the fixed query and reasoning are free.
 """
 
 from __future__ import annotations

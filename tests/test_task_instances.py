@@ -47,13 +47,13 @@ TASK_IDS = [t for t, (stem, _) in TASKS.items() if (TASKS_DIR / f"{stem}.py").is
 #: solutions. A change here is a change of the benchmark: bump it on purpose, never just
 #: to make this test pass.
 PINNED = {
-    "task_01": "1968d121dc22fdf2ad1af1427959b6e1b08e61e27f939a1dd187b7c98f1fe58d",
-    "task_02": "ce822444b5d1afe223b3ad5691c483502bb3393a57aad562ac53a100d02b72c1",
-    "task_03": "9f4f6c415a46761272e03757734766cdc3a82fa600fca3f768c341ca8c8fe356",
-    "task_04": "164569904b5780ebf3a39a07385fcab746b40bf81163f16e93bede25f37334cd",
-    "task_05": "3d07dfc26fe2db6e4321d435effb99686420bb367130537b548dc14445375eeb",
-    "task_06": "096d5c79a1225fac4fecbc82e206e2453dee078ed8ff0f0385322bf554c5ff44",
-    "task_10": "5b4dcb1a48d9ee304a47c946631ebd87412610dfab6f17db6502e65d046a14ea",
+    "task_01": "0e364ab8b10a83d327e200209dd32ea9eaab1b36a010a8b6ee05e7db16453a78",
+    "task_02": "23a2e08c9ee033bf82b29052af9f89d1eb0d6df5a3cdd35e68cf631ff8ab01d4",
+    "task_03": "25865ffc58ab487af8700b1da28a07eb47acc21b43a54e56bac7d3913d8af1d2",
+    "task_04": "64711cd7d20728c0c93831e5ce7ede6f3ceb09ff33c1536686d9826b105260fb",
+    "task_05": "c15895bb4bf38aa6cb9b35fb1c8dee2d137054333c30521878857b099397a7c3",
+    "task_06": "5547f08ee22dc0a1a1139a0243e824f96c58319caf688fd63ce26e36b353c435",
+    "task_10": "817f5af38d354f554639105761346ec6749915a192be5da7f2a9c26bb3600246",
 }
 
 #: Checkers that run subprocesses get fewer random seeds, to keep this file quick.
@@ -197,13 +197,16 @@ def test_doing_nothing_fails(task_id: str, seed: int) -> None:
         assert verdict(task_id, instance, [Final(answer)]) is not None
 
 
-def _written(solution, path: str) -> str:
-    """The content the solution writes to ``path`` last."""
-    content = None
+def _written(solution, path: str, start: str | None = None) -> str:
+    """The content ``path`` holds after the solution's writes and edits (from ``start``)."""
+    content = start
     for step in solution:
         for call in [step] if isinstance(step, ToolCall) else ([] if isinstance(step, Final) else step):
             if call.name == "fs_write" and call.arguments["path"] == path:
                 content = call.arguments["content"]
+            elif call.name == "fs_edit" and call.arguments["path"] == path:
+                assert content is not None and content.count(call.arguments["old_text"]) == 1
+                content = content.replace(call.arguments["old_text"], call.arguments["new_text"])
     assert content is not None
     return content
 
@@ -230,7 +233,7 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
     exp = inst.expected
     ref = list(inst.reference)
     if task_id == "task_01":
-        fixed = _written(ref, exp["module"])
+        fixed = _written(ref, exp["module"], inst.files[exp["module"]])
         good, alt = _ALT_FIX_01[exp["function"]]
         return {"other_correct_fix": [ToolCall("fs_write", {"path": exp["module"], "content": fixed.replace(good, alt)}),
                                       Final("Fixed.")]}
@@ -267,8 +270,8 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
             "dotted": [Final(f"{pkg}.shipping.{mod}.fee -> {value}")],
         }
     if task_id == "task_05":
-        fixed = _written(ref, exp["module"])
         original = inst.files[exp["module"]]
+        fixed = _written(ref, exp["module"], original)
         faulty = original.splitlines(keepends=True)[exp["faulty_line"] - 1]
         good = fixed.splitlines(keepends=True)[exp["faulty_line"] - 1]
         out = {}
@@ -283,7 +286,7 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
         import re as _re
 
         module = exp["module"]
-        up = _written(ref, module)
+        up = _written(ref, module, inst.files[module])
         nearest = _re.sub(r"return -\(-(\w+) // (\d+)\)", r"return round(\1 / \2)", up)
         assert nearest != up
         return {

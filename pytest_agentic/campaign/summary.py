@@ -7,6 +7,7 @@ from typing import Any
 
 from . import tables
 from ..run.records import RunRecord
+from ..run.task import BENCHMARK_REVISION
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
@@ -104,7 +105,7 @@ def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: in
     status = "complete" if complete else "INCOMPLETE (the session was interrupted or failed early)"
     parts = [
         f"# Campaign {campaign_id}\n\n",
-        f"- benchmark: agentic-core-v1, seed {seed}, {runs} runs per task\n",
+        f"- benchmark: agentic-core-v1 revision {BENCHMARK_REVISION}, seed {seed}, {runs} runs per task\n",
         f"- status: {status}; {len(records)} runs recorded\n",
         f"- started {started_at}, finished {finished_at}\n",
         *(f"- note: {note}\n" for note in notes),

@@ -17,6 +17,7 @@ from . import provenance, tables
 from ..run.records import RunRecord
 from ..run.redact import redact
 from .summary import consistency_markdown, markdown_table, summary_markdown
+from ..run.task import BENCHMARK_REVISION
 
 
 def _now() -> str:
@@ -128,6 +129,7 @@ class Campaign:
         return {
             "campaign_id": self.path.name,
             "benchmark": "agentic-core-v1",
+            "benchmark_revision": BENCHMARK_REVISION,
             "harness_version": __version__,
             "litellm_version": litellm_version,
             **self.session.describe(),

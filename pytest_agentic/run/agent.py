@@ -9,6 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from . import textcalls
 from .limits import Limits
 from .llm import InfraError, call_model
 from .models import ModelEntry
@@ -138,6 +139,10 @@ def run_agent(
                 result.stop_reason = "truncated"
             elif not text:
                 result.stop_reason = "empty_final"
+            elif (written := textcalls.find(text, runner.tools)) is not None:
+                # A tool call the endpoint did not parse: no answer, and not the model's answer to judge.
+                result.tool_call_as_text = written
+                result.stop_reason = "tool_call_as_text"
             else:
                 result.final_answer = text
                 result.stop_reason = "final_answer"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .records import FailureMode, RunResult
+from .textcalls import TAG
 
 #: Modes in precedence order; the first that applies is the run's mode.
 PRECEDENCE = tuple(FailureMode)
@@ -14,7 +15,8 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
     """The primary failure mode of a run, or None when it passed.
 
     Precedence: the endpoint's faults first (never the model's), then calls to
-    tools that do not exist or do not fit, then repeated calls that made no
+    tools that do not exist or do not fit (or a final message that is a tool call
+    written as text), then repeated calls that made no
     progress, then runs that ended without a final answer; a run that gave an
     answer the checker rejected is ``wrong_answer``.
     """
@@ -22,7 +24,7 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
         return None
     if result.infra_error is not None or result.stop_reason == "not_started":
         return FailureMode.INFRA_ERROR
-    if result.hallucinated_calls:
+    if result.hallucinated_calls or result.tool_call_as_text is not None:
         return FailureMode.TOOL_CALL_HALLUCINATED
     if result.redundant_calls:
         return FailureMode.TOOL_CALL_REDUNDANCY
@@ -40,4 +42,5 @@ def tags(result: RunResult) -> dict[str, Any]:
         "quick_fail": result.final_answer is not None and not result.tool_calls,
         "retries": result.retries,
         "stop_reason": result.stop_reason,
+        TAG: result.tool_call_as_text is not None,
     }

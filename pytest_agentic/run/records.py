@@ -22,6 +22,7 @@ class FailureMode(str, Enum):
 StopReason = Literal[
     "final_answer",  # an assistant message with text and no tool call
     "empty_final",  # an assistant message with neither text nor tool call
+    "tool_call_as_text",  # the final message's content is a tool call written as text
     "truncated",  # the final message was cut by the token limit of the call
     "max_turns",
     "max_tokens",
@@ -71,6 +72,8 @@ class RunResult:
     #: Retries spent on transient endpoint faults.
     retries: int = 0
     workspace: Path | None = None
+    #: How the final message wrote a tool call as text (e.g. "fs_read as JSON inside <tool_call>"), or None.
+    tool_call_as_text: str | None = None
 
     @property
     def hallucinated_calls(self) -> int:

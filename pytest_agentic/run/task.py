@@ -30,6 +30,11 @@ import pytest
 
 #: The seed that gives the canonical agentic-core-v1 instance of every task.
 CANONICAL_SEED = 0
+#: The revision of the agentic-core-v1 tasks, written in campaign.json. It changes with what a
+#: model sees or what a checker accepts (the task content hashes tell which tasks changed).
+#: 1: the first release; 2: answer contracts stated, tasks 04, 08, 09 judged by the answer's claim,
+#: fs_edit and fs_read line ranges offered, tool calls written as text classified (issue 10).
+BENCHMARK_REVISION = 2
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,10 @@ class TaskInstance:
             h.update(path.encode())
             h.update(data if isinstance(data, bytes) else data.encode())
         h.update(json.dumps(list(self.tools)).encode())
+        # What the model is told about each tool is part of what it sees.
+        from .tools import TOOLS
+
+        h.update(json.dumps([TOOLS[t].schema() if t in TOOLS else t for t in self.tools], sort_keys=True).encode())
         h.update(json.dumps(self.expected, sort_keys=True, default=str).encode())
         return h.hexdigest()
 

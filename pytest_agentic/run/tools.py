@@ -119,12 +119,63 @@ def _fs_read(ws: Workspace, args: Mapping[str, Any]) -> str:
         raise ToolError(f"no such file: {args['path']}")
     if path.is_dir():
         raise ToolError(f"{args['path']} is a directory; use fs_list")
+    start, end = args.get("start_line"), args.get("end_line")
+    if start is None and end is None:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_READ_BYTES + 1)
+        text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+        if len(data) > MAX_READ_BYTES:
+            text += (f"\n[... cut: the file is larger than {MAX_READ_BYTES} bytes and has {_count_lines(path)} "
+                     "lines; read the rest with start_line and end_line]")
+        return text
+    return _read_lines(path, args["path"], _line_number(start, "start_line", 1), _line_number(end, "end_line", None))
+
+
+def _line_number(value: Any, name: str, default: int | None) -> int | None:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+        raise ToolError(f"{name} must be a whole number of 1 or more, got {value!r}")
+    return int(value)
+
+
+def _count_lines(path: Path) -> int:
+    """Lines of a file (a last line without a newline counts), read in bounded chunks."""
+    lines, last = 0, b"\n"
     with path.open("rb") as fh:
-        data = fh.read(MAX_READ_BYTES + 1)
-    text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
-    if len(data) > MAX_READ_BYTES:
-        text += f"\n[... cut: file is larger than {MAX_READ_BYTES} bytes]"
-    return text
+        while chunk := fh.read(1 << 20):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return lines + (last != b"\n")
+
+
+def _read_lines(path: Path, shown: str, start: int | None, end: int | None) -> str:
+    """Lines ``start``..``end`` (1-based, inclusive) of a file, with a note saying what was cut."""
+    assert start is not None
+    if end is not None and end < start:
+        raise ToolError(f"end_line {end} is before start_line {start}")
+    picked: list[bytes] = []
+    size, total, cut_at = 0, 0, None
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            total = number
+            if number < start or (end is not None and number > end) or cut_at is not None:
+                continue
+            if size + len(line) > MAX_READ_BYTES:
+                cut_at = number
+                continue
+            picked.append(line)
+            size += len(line)
+    if start > total:
+        raise ToolError(f"start_line {start} is past the end of {shown}, which has {total} lines")
+    last = min(end if end is not None else total, total)
+    text = b"".join(picked).decode("utf-8", errors="replace")
+    if cut_at is not None:
+        return text + (f"\n[... cut at {MAX_READ_BYTES} bytes: lines {start}-{cut_at - 1} of {total} shown; "
+                       f"continue from start_line {cut_at}]")
+    if start == 1 and last == total:
+        return text
+    return text + ("" if text.endswith("\n") or not text else "\n") + f"[lines {start}-{last} of {total}]"
 
 
 def _fs_write(ws: Workspace, args: Mapping[str, Any]) -> str:
@@ -138,11 +189,50 @@ def _fs_write(ws: Workspace, args: Mapping[str, Any]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     # Re-check after mkdir: a planted link in the parents must not lead out.
     path = ws.resolve(args["path"], for_write=True)
+    _write_bytes(path, encoded)
+    return f"wrote {len(encoded)} bytes to {ws.relative(path)}"
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags, 0o644)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(encoded)
-    return f"wrote {len(encoded)} bytes to {ws.relative(path)}"
+        fh.write(data)
+
+
+def _fs_edit(ws: Workspace, args: Mapping[str, Any]) -> str:
+    shown, old, new = args["path"], args["old_text"], args["new_text"]
+    path = ws.resolve(shown, for_write=True)
+    if not path.exists():
+        raise ToolError(f"no such file: {shown}; fs_edit changes an existing file (fs_write creates one)")
+    if not path.is_file():
+        raise ToolError(f"{shown} is not a regular file")
+    if old == "":
+        raise ToolError("old_text is empty; give the exact text to replace")
+    if path.stat().st_size > MAX_WRITE_BYTES:
+        raise ToolError(f"{shown} is larger than {MAX_WRITE_BYTES} bytes; fs_edit does not change it")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{shown} is not a UTF-8 text file") from None
+    found = text.count(old)
+    if found == 0:
+        raise ToolError(f"old_text was not found in {shown}; it must match the file exactly, "
+                        "including indentation, spaces and line breaks (read the file again)")
+    if found > 1:
+        raise ToolError(f"old_text occurs {found} times in {shown}; include more of the surrounding "
+                        "lines so that it matches exactly one place")
+    at = text.index(old)
+    updated = text[:at] + new + text[at + len(old):]
+    encoded = updated.encode("utf-8", errors="surrogatepass")
+    if len(encoded) > MAX_WRITE_BYTES:
+        raise ToolError(f"the edited file would be {len(encoded)} bytes; the limit is {MAX_WRITE_BYTES}")
+    path = ws.resolve(shown, for_write=True)  # re-checked just before writing
+    _write_bytes(path, encoded)
+    first = text.count("\n", 0, at) + 1
+    old_lines, new_lines = old.count("\n") + (not old.endswith("\n")), new.count("\n") + (not new.endswith("\n"))
+    return (f"edited {ws.relative(path)}: replaced {old_lines} line(s) from line {first} with "
+            f"{new_lines if new else 0} line(s); the file now has {_count_lines(path)} lines")
 
 
 def _fs_list(ws: Workspace, args: Mapping[str, Any]) -> str:
@@ -252,13 +342,25 @@ def _deadline(seconds: float) -> Callable[[], int]:
 
 
 _STR = {"type": "string"}
+_LINE = {"type": "integer", "minimum": 1}
 
 TOOLS: dict[str, Tool] = {
     t.name: t
     for t in (
-        Tool("fs_read", "Read a text file of the workspace.",
-             {"type": "object", "properties": {"path": {**_STR, "description": "path relative to the workspace"}},
+        Tool("fs_read", "Read a text file of the workspace, whole or a range of its lines (the reply says "
+                        "the file's length in lines when it shows only part of it).",
+             {"type": "object", "properties": {"path": {**_STR, "description": "path relative to the workspace"},
+                                               "start_line": {**_LINE, "description": "first line to show (1-based)"},
+                                               "end_line": {**_LINE, "description": "last line to show (inclusive)"}},
               "required": ["path"], "additionalProperties": False}, _fs_read),
+        Tool("fs_edit", "Replace one exact snippet of an existing file of the workspace: old_text must occur "
+                        "exactly once in the file (an error says so when it is missing or not unique); the rest "
+                        "of the file is left byte for byte as it was.",
+             {"type": "object", "properties": {"path": {**_STR, "description": "path relative to the workspace"},
+                                               "old_text": {**_STR, "description": "the exact text to replace, "
+                                                            "including indentation and line breaks"},
+                                               "new_text": {**_STR, "description": "the text to put in its place"}},
+              "required": ["path", "old_text", "new_text"], "additionalProperties": False}, _fs_edit),
         Tool("fs_write", "Create or overwrite a file of the workspace with the given content.",
              {"type": "object", "properties": {"path": {**_STR, "description": "path relative to the workspace"},
                                                "content": {**_STR, "description": "the complete new file content"}},

@@ -38,6 +38,8 @@ class TaskChange:
     name: str
     then: Count | None
     now: Count | None
+    #: The task's content hash differs between the two campaigns: not the same test then and now.
+    changed: bool = False
 
     @property
     def p_value(self) -> float | None:
@@ -94,6 +96,10 @@ class ModelComparison:
         """A drop of the pass rate that is beyond noise."""
         return self.direction == "down" and self.beyond_noise
 
+    @property
+    def changed_tasks(self) -> list[str]:
+        return [t.task for t in self.tasks if t.changed]
+
     def moved(self) -> tuple[int, int, int]:
         changes = [t.change for t in self.tasks]
         return changes.count("up"), changes.count("down"), changes.count("flat")
@@ -107,6 +113,9 @@ class ModelComparison:
             paired = "beyond noise" if self.paired_p < self.alpha else "within noise"
             text += (f"; paired per task: {up} up, {down} down, {flat} flat, sign test p = {self.paired_p:.3g}, "
                      f"{paired}")
+        if self.changed_tasks:
+            text += (f"; caveat: {len(self.changed_tasks)} task(s) changed between the campaigns (content hash "
+                     f"differs: {', '.join(self.changed_tasks)}), so their then and now are not the same test")
         return text
 
 
@@ -132,6 +141,13 @@ def count(records: Sequence[RunRecord]) -> Count:
     return Count(sum(1 for r in judged if r["passed"]), len(judged))
 
 
+def _changed(then: Sequence[RunRecord], now: Sequence[RunRecord]) -> bool:
+    """Whether a task's content hash differs between two campaigns (unknown hashes: not said to differ)."""
+    a = {h for r in then if (h := r.get("task_hash"))}
+    b = {h for r in now if (h := r.get("task_hash"))}
+    return bool(a and b and a != b)
+
+
 def compare_model(then: Sequence[RunRecord], now: Sequence[RunRecord], *, alpha: float = ALPHA,
                   model_then: str = "", model_now: str = "") -> ModelComparison:
     """Compare one model's runs of two campaigns."""
@@ -141,7 +157,7 @@ def compare_model(then: Sequence[RunRecord], now: Sequence[RunRecord], *, alpha:
         for r in records:
             names.setdefault(r["task"], r.get("task_name", ""))
             by_task.setdefault(r["task"], ([], []))[side].append(r)
-    tasks = [TaskChange(task, names[task], count(a) if a else None, count(b) if b else None)
+    tasks = [TaskChange(task, names[task], count(a) if a else None, count(b) if b else None, _changed(a, b))
              for task, (a, b) in sorted(by_task.items())]
     total_then, total_now = count(then), count(now)
     p = fisher_exact_p(total_now.passed, total_now.judged, total_then.passed, total_then.judged)
@@ -179,7 +195,8 @@ def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
             p = t.p_value
             rows.append({"model": m.label, "task": f"{t.task} {t.name}".strip(),
                          "then": str(t.then) if t.then else "-", "now": str(t.now) if t.now else "-",
-                         "change": t.change, "p": "-" if p is None else f"{p:.3g}"})
+                         "change": t.change + ("; task changed" if t.changed else ""),
+                         "p": "-" if p is None else f"{p:.3g}"})
         delta = m.now.passed - m.then.passed
         rows.append({"model": m.label, "task": "Total", "then": str(m.then), "now": str(m.now),
                      "change": f"{delta:+d} ({m.verdict})", "p": f"{m.p_value:.3g}"})
@@ -202,6 +219,10 @@ def markdown(comparison: Comparison) -> str:
         parts.extend(f"- {m.sentence()}\n" for m in comparison.models)
     else:
         parts.append("No model in common: nothing to compare.\n")
+    changed = sorted({t for m in comparison.models for t in m.changed_tasks})
+    if changed:
+        parts.append(f"- changed tasks: {', '.join(changed)} have another content hash than in `{comparison.then_id}` "
+                     "(the benchmark revised them); their rows compare different tests\n")
     if comparison.unmatched:
         parts.append(f"- in one campaign only: {', '.join(comparison.unmatched)}\n")
     return "".join(parts)

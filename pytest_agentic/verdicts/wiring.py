@@ -103,7 +103,8 @@ class Verdicts:
             if self.comparison is not None:
                 out["compared_with"]["models"] = [
                     {"model": m.label, "then": str(m.then), "now": str(m.now), "p_value": m.p_value,
-                     "verdict": m.verdict, "paired_p_value": m.paired_p} for m in self.comparison.models]
+                     "verdict": m.verdict, "paired_p_value": m.paired_p, "changed_tasks": m.changed_tasks}
+                    for m in self.comparison.models]
         if self.predictions_path:
             data = Path(self.predictions_path).read_bytes()
             out["predictions"] = {"file": str(self.predictions_path), "sha256": hashlib.sha256(data).hexdigest(),

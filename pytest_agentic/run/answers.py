@@ -1,0 +1,128 @@
+"""Reading the claim a free-text answer makes, for the checkers.
+
+An answer judged by its claim may reason, rule out alternatives, add labelled
+side figures and caveats, use Markdown or number words, and put the answer
+first or last. These helpers turn such prose into plain clauses and tell, for
+each number it mentions, whether the answer asserts it or sets it aside
+(``8589 is the backup's, not in use``; ``not 9448``; ``the old 8589``) or
+hedges towards it (``or maybe 8589``). They are deterministic text rules,
+written by hand: no library reads claims, and an LLM judge is not allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+          "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20}
+_WORD_RE = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
+
+
+def plain(text: str) -> str:
+    """``text`` without Markdown, with typographic quotes plain, digits for number words, no digit grouping."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    text = text.replace("\u00a0", " ").replace("\u2011", "-").replace("\u2010", "-")
+    text = re.sub(r"```[^\n]*\n?", "\n", text)  # code fences: keep what is inside
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links
+    text = re.sub(r"^\s{0,3}(?:#{1,6}|>+)\s*", "", text, flags=re.MULTILINE)  # headings, quotes
+    text = re.sub(r"^\s*[-*+]\s+", "", text, flags=re.MULTILINE)  # bullets
+    numbered = re.compile(r"^\s*\d{1,3}[.)]\s+", re.MULTILINE)
+    if len(numbered.findall(text)) >= 2:  # a numbered list (one "9763. " alone is an answer, not an item)
+        text = numbered.sub("", text)
+    text = re.sub(r"^\s*\|?\s*:?-{3,}.*$", "", text, flags=re.MULTILINE)  # table rules
+    text = text.replace("|", " ")  # a table row reads as one clause
+    text = re.sub(r"(\*\*|__|[*`~])", "", text)  # emphasis and code spans
+    text = re.sub(r"(?<![\w*])_(?=\w)|(?<=\w)_(?![\w*])", "", text)  # _italic_
+    text = _WORD_RE.sub(lambda m: str(_WORDS[m.group(1).lower()]), text)
+    return re.sub(r"(?<=\d)[,_\u202f](?=\d{3}(?!\d))", "", text)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+_CLAUSE_BREAK = re.compile(r"\s*[;,()\[\]]\s*|\s+[\u2014\u2013-]+\s+|\s+(?=(?:but|however|whereas|while|although|"
+                           r"though|yet)\b)", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[list[str]]:
+    """The clauses of each sentence of a plain text (commas, semicolons, brackets, dashes, 'but' split)."""
+    out = []
+    for sentence in _SENTENCE_END.split(text):
+        clauses = [c.strip() for c in _CLAUSE_BREAK.split(sentence) if c and c.strip()]
+        if clauses:
+            out.append(clauses)
+    return out
+
+
+#: Words that set the number they point at aside. Forward cues reject the number after them
+#: ("not 8589", "rather than 8589"); the others the nearest number ("8589 is stale").
+_FORWARD = re.compile(r"\b(?:not|no longer|never|neither|nor|instead of|rather than|isn't|aren't|wasn't|doesn't|"
+                      r"don't|didn't|overrides?|overriding|supersedes?|replaces?|takes? precedence over|ignore|"
+                      r"ignoring|except|excluding|discard(?:ing)?)\b", re.IGNORECASE)
+_NEAR = re.compile(r"\b(?:backups?|bak|stale|old|older|outdated|obsolete|previous(?:ly)?|former|legacy|deprecated|"
+                   r"superseded|overridden|replaced|unused|default|defaults|fallback|wrong|incorrect|leftover|"
+                   r"pre-migration|before the (?:v\d+ )?migration|not in use|not used|no longer used|ignored|"
+                   r"irrelevant|placeholder|example|sample)\b", re.IGNORECASE)
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|might|could be|either|or|alternatively|unsure|not sure)\b",
+                    re.IGNORECASE)
+_ANAPHOR = re.compile(r"^(?:(?:but|and|though|however)\s+)?(?:it|that|this|which|these|those|both|neither|none|"
+                      r"each|the latter|the former)\b", re.IGNORECASE)
+_INT = re.compile(r"(?<![\d.])\d+(?![\d])(?!\.\d)")
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One mention of a number: asserted, set aside, or hedged towards."""
+
+    value: int
+    clause: str
+    rejected: bool
+    hedged: bool
+
+
+def _cue_targets(clause: str, spots: list[tuple[int, int]], describing_words: bool = True) -> set[int]:
+    """Indexes of the number mentions of ``clause`` that a setting-aside cue points at."""
+    hit: set[int] = set()
+    if not spots:
+        return hit
+    for m in _FORWARD.finditer(clause):
+        after = [i for i, (s, _) in enumerate(spots) if s >= m.end()]
+        hit.add(after[0] if after else len(spots) - 1)
+    for m in _NEAR.finditer(clause) if describing_words else ():
+        distance = [min(abs(m.start() - e), abs(s - m.end())) for s, e in spots]
+        hit.add(distance.index(min(distance)))
+    return hit
+
+
+def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool = True) -> list[Mention]:
+    """Every integer mentioned in an answer (only those in ``keep``, when given), with its stance.
+
+    With ``describing_words`` false only negations set a number aside ("not 990"), not words
+    such as "old" or "default" that may describe the right figure too.
+    """
+    out: list[Mention] = []
+    for clauses in sentences(plain(text)):
+        for i, clause in enumerate(clauses):
+            spots = [(m.start(), m.end()) for m in _INT.finditer(clause)
+                     if keep is None or int(m.group()) in keep]
+            if not spots:
+                continue
+            targets = _cue_targets(clause, spots, describing_words)
+            nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
+            # "8589, but it is a backup": a following clause that only points back sets the last number aside
+            if nxt and _ANAPHOR.match(nxt) and not _INT.search(nxt) and (
+                    _FORWARD.search(nxt) or (describing_words and _NEAR.search(nxt))):
+                targets.add(len(spots) - 1)
+            for k, (s, e) in enumerate(spots):
+                before = clause[spots[k - 1][1] if k else 0:s]
+                out.append(Mention(int(clause[s:e]), clause, k in targets, bool(_HEDGE.search(before))))
+    return out
+
+
+def following(clauses: list[str], index: int) -> str:
+    """The clause after ``index`` when it only points back at it ("which is ...", "that is ..."), else ''."""
+    nxt = clauses[index + 1] if index + 1 < len(clauses) else ""
+    return nxt if nxt and _ANAPHOR.match(nxt) else ""
+
+
+__all__ = ["Mention", "following", "mentions", "plain", "sentences"]
