@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 
-from pytest_agentic.verdicts import leaderboard
 from pytest_agentic.verdicts.gates import GATE_FAILED_EXIT
 
 from .helpers import campaign_dir, runs
@@ -32,7 +32,7 @@ def bimodal_suite() -> str:
     return "".join(parts)
 
 
-def test_a_bimodal_campaign_shows_the_clustered_interval_everywhere(pytester, capsys):
+def test_a_bimodal_campaign_shows_the_clustered_interval_everywhere(pytester):
     pytester.makefile(".yaml", models="default: oracle\nmodels:\n  oracle:\n    model: agentic-scripted/oracle\n"
                                       "    price: {input_per_token: 0.0, output_per_token: 0.0}\n")
     pytester.makepyfile(test_bimodal=bimodal_suite())
@@ -74,10 +74,11 @@ def test_a_bimodal_campaign_shows_the_clustered_interval_everywhere(pytester, ca
     assert overall["power"]["mdc"] is None and "no run-to-run noise" in overall["power"]["reason"]
     assert manifest["gates"]["passed"] is False
 
-    capsys.readouterr()
-    assert leaderboard.main([str(pytester.path / "out")]) == 0
-    board = capsys.readouterr().out
-    assert "95% CI (task-clustered)" in board and f"| {WIDE} " in board
-    assert leaderboard.main([str(pytester.path / "out"), "--format", "csv"]) == 0
-    row = next(csv.DictReader(capsys.readouterr().out.splitlines()))
+    # The leaderboard in its own process: pytester drops modules first imported during the test
+    # (numpy cannot be loaded twice in one process), and this is how users run it anyway.
+    board = pytester.run(sys.executable, "-m", "pytest_agentic.verdicts.leaderboard", "out")
+    assert board.ret == 0
+    board.stdout.fnmatch_lines(["*95% CI (task-clustered)*", f"*oracle*15/30*50.0%*{WIDE}*"])
+    board = pytester.run(sys.executable, "-m", "pytest_agentic.verdicts.leaderboard", "out", "--format", "csv")
+    row = next(csv.DictReader(board.stdout.lines))
     assert (row["ci95_low"], row["ci95_high"], row["tasks"]) == ("0.123", "0.877", "10")

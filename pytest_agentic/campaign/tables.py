@@ -65,7 +65,8 @@ def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall_row: bool = Fal
     judged = _judged(runs)
     n, c = len(judged), sum(r["passed"] for r in judged)
     if overall_row:
-        est, power = overall(task_counts(runs)), design_power(task_counts(runs))
+        counts = task_counts(runs)
+        est, power = overall(counts), design_power(counts)
         low, high, method = est.low, est.high, est.label
     else:
         low, high = wilson_interval(c, n)

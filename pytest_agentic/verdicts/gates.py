@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .compare import Comparison
 from ..run.records import FailureMode, RunRecord
-from ..campaign.clustered import Overall, overall
+from ..campaign.clustered import Overall, overall as clustered_overall
 from ..campaign.tables import task_counts
 
 #: Exit status of a session whose campaign failed a gate (pytest's own codes are 0 to 5).
@@ -45,7 +45,7 @@ class GateResult:
 
 
 def _overall(records: Sequence[RunRecord]) -> dict[str, Overall]:
-    return {model: overall(task_counts([r for r in records if r["model"] == model]))
+    return {model: clustered_overall(task_counts([r for r in records if r["model"] == model]))
             for model in sorted({r["model"] for r in records})}
 
 
