@@ -15,7 +15,7 @@ from .campaign.writer import Campaign
 from .run import textcalls
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import AgenticSession
-from .campaign.summary import cost_rows, markdown_table, mode_rows, score_rows
+from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
 from .verdicts.wiring import Verdicts
 
 
@@ -206,6 +206,8 @@ class Controller:
         tr = terminalreporter
         tr.section("agentic campaign")
         for line in markdown_table(score_rows(records, max(self.session.runs, 1))).splitlines():
+            tr.write_line(line)
+        for line in overall_lines(records):
             tr.write_line(line)
         modes = mode_rows(records)
         if modes:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 from pytest_agentic.verdicts import compare, gates
 from pytest_agentic.verdicts.gates import GATE_FAILED_EXIT, GateConfig
 
@@ -13,12 +15,19 @@ def failed(results):
 
 
 def test_min_pass_rate_and_lower_bound():
-    records = scores({"t1": 3, "t2": 3, "t3": 0})  # 6/9: 66.7%, Wilson lower bound 35.4%
-    assert failed(gates.evaluate(GateConfig(min_pass_rate=0.6), records)) == []
-    assert failed(gates.evaluate(GateConfig(min_pass_rate=0.7), records)) == ["min-pass-rate"]
-    assert failed(gates.evaluate(GateConfig(min_lower_bound=0.3), records)) == []
-    results = gates.evaluate(GateConfig(min_lower_bound=0.4), records)
-    assert failed(results) == ["min-lower-bound"] and "35.4%" in results[0].detail
+    records = scores({"t1": 3, "t2": 3, "t3": 2, "t4": 0, "t5": 3, "t6": 3})  # 14/18: 77.8%
+    # Clustered by task: rates 1, 1, 2/3, 0, 1, 1; SE = sd / sqrt(6); t(0.975, 5) = 2.5706.
+    rates = [1, 1, 2 / 3, 0, 1, 1]
+    low = 14 / 18 - 2.570582 * statistics.stdev(rates) / 6 ** 0.5  # 0.3683; Wilson's would be 0.5479
+    assert failed(gates.evaluate(GateConfig(min_pass_rate=0.7), records)) == []
+    results = gates.evaluate(GateConfig(min_pass_rate=0.8), records)
+    assert failed(results) == ["min-pass-rate"]
+    assert results[0].detail == f"m: pass rate 14/18 = 77.8% (95% CI {low:.1%}-100.0%, task-clustered t, 5 df) < 80.0%"
+    assert failed(gates.evaluate(GateConfig(min_lower_bound=0.35), records)) == []
+    results = gates.evaluate(GateConfig(min_lower_bound=0.5), records)  # Wilson's bound (54.8%) would pass
+    assert failed(results) == ["min-lower-bound"]
+    assert results[0].detail == (f"m: 95% lower bound {low:.1%} (14/18; 95% CI {low:.1%}-100.0%, task-clustered t, "
+                                 "5 df) < 50.0%")
 
 
 def test_infra_errors_are_not_failures_but_are_gated_on_their_own():

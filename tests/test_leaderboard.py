@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import statistics
 import subprocess
 import sys
 import tomllib
@@ -32,7 +33,12 @@ def test_csv_ranks_by_pass_rate_with_interval_and_cost(tmp_path, capsys):
     coder, cheap, nano = rows
     assert (coder["passed"], coder["judged"], coder["infra_errors"]) == ("29", "29", "1")
     assert (nano["passed"], nano["judged"], nano["pass_rate"]) == ("15", "30", "0.5")
-    assert float(nano["ci95_low"]) == 0.3315 and float(nano["ci95_high"]) == 0.6685
+    # The interval is clustered by task (the Nano's per-task rates: sd 0.4231 over 10 tasks, t 9 df);
+    # Wilson over the 30 runs as if independent would be 0.3315-0.6685.
+    half = 2.262157 * statistics.stdev([v / 3 for v in NANO_NOW.values()]) / 10 ** 0.5
+    assert float(nano["ci95_low"]) == round(0.5 - half, 4) == 0.1973
+    assert float(nano["ci95_high"]) == round(0.5 + half, 4) == 0.8027
+    assert (nano["ci95_method"], nano["tasks"]) == ("task-clustered t, 9 df", "10")
     assert float(nano["total_cost_usd"]) == 0.0084 and float(nano["cost_per_pass_usd"]) == 0.00056
     assert cheap["total_cost_usd"] == "" and cheap["cost_per_pass_usd"] == ""
 
@@ -43,7 +49,8 @@ def test_markdown_table_and_latest(tmp_path, capsys):
     assert leaderboard.main([str(root)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("| rank")
-    assert "| 15/30 " in out and "33.2%-66.8%" in out and "$0.000560" in out
+    assert "| 15/30 " in out and "19.7%-80.3%" in out and "$0.000560" in out
+    assert "95% CI (task-clustered)" in out.splitlines()[0]
     assert out.count("| nano ") == 2
     assert leaderboard.main([str(root), "--latest"]) == 0
     assert capsys.readouterr().out.count("| nano ") == 1

@@ -67,7 +67,8 @@ def test_comparison_predictions_and_a_failed_regression_gate(project):
         "*1/2 predictions held; falsifiers triggered: F1*",
         "*P1*the near-miss passes everything*overall score 9/9*0/9*failed*",
         "CI gates:",
-        "- FAIL fail-on-regression: near-miss: 9/9 -> 0/9, down, beyond noise (p = 4.11e-05)",
+        # Three tasks in common: a paired test cannot reach p < 0.05, so the verdict is Fisher's and says so.
+        "- FAIL fail-on-regression: near-miss: 9/9 -> 0/9, down, beyond noise (Fisher's exact test, p = 4.11e-05)",
         f"gates FAILED (1 of 1): the session exits with status {GATE_FAILED_EXIT}",
     ])
     folder = campaign_dir(project.path / "out")
@@ -80,7 +81,10 @@ def test_comparison_predictions_and_a_failed_regression_gate(project):
     assert manifest["compared_with"]["models"][0]["verdict"] == "beyond noise"
     assert manifest["gates"] == {"passed": False, "exit_status": GATE_FAILED_EXIT, "results": [
         {"gate": "fail-on-regression", "passed": False,
-         "detail": "near-miss: 9/9 -> 0/9, down, beyond noise (p = 4.11e-05)"}]}
+         "detail": "near-miss: 9/9 -> 0/9, down, beyond noise (Fisher's exact test, p = 4.11e-05)"}]}
+    compared = manifest["compared_with"]["models"][0]
+    assert (compared["verdict_basis"], compared["verdict_p_value"]) == ("pooled", compared["p_value"])
+    assert compared["paired"]["tasks"] == 3 and compared["paired"]["p_value"] == 0.25
     assert (folder / "predictions.yaml").read_text() == (project.path / "p.yaml").read_text()
     assert len(manifest["predictions"]["sha256"]) == 64
 
@@ -91,12 +95,14 @@ def test_gate_only_lets_the_gates_decide(project):
                       "--agentic-gate-only", "--agentic-min-pass-rate", "0%")
     passing.assert_outcomes(failed=3)
     assert passing.ret == 0
-    passing.stdout.fnmatch_lines(["- PASS min-pass-rate: near-miss: pass rate 0/3 = 0.0% >= 0.0%",
+    passing.stdout.fnmatch_lines(["- PASS min-pass-rate: near-miss: pass rate 0/3 = 0.0% "
+                                  "(95% CI 0.0%-56.1%, Wilson (one task)) >= 0.0%",
                                   "*--agentic-gate-only*exit status 0"])
     failing = session(project, "--model", "near-miss", "-m", "task_09", "--agentic-out", "b",
                       "--agentic-gate-only", "--agentic-min-lower-bound", "0.5")
     assert failing.ret == GATE_FAILED_EXIT
-    failing.stdout.fnmatch_lines(["- FAIL min-lower-bound: near-miss: 95% lower bound 0.0% (0/3) < 50.0%"])
+    failing.stdout.fnmatch_lines(["- FAIL min-lower-bound: near-miss: 95% lower bound 0.0% "
+                                  "(0/3; 95% CI 0.0%-56.1%, Wilson (one task)) < 50.0%"])
 
 
 def test_infra_errors_are_gated_apart_from_the_pass_rate(project):

@@ -1,4 +1,8 @@
-"""Uncertainty of pass rates: intervals, pass@k and pass^k."""
+"""Uncertainty of pass rates within a task: Wilson intervals, pass@k and pass^k, Fisher's exact test.
+
+The overall figure of a campaign, whose runs are clustered by task, is in ``clustered``; the
+paired comparison of two campaigns in ``paired``; the power of a design in ``power``.
+"""
 
 from __future__ import annotations
 
@@ -39,12 +43,3 @@ def fisher_exact_p(passed_a: int, runs_a: int, passed_b: int, runs_b: int) -> fl
         return 1.0
     table = [[passed_a, runs_a - passed_a], [passed_b, runs_b - passed_b]]
     return float(fisher_exact(table, alternative="two-sided").pvalue)
-
-
-def sign_test_p(up: int, down: int) -> float:
-    """Two-sided exact sign test: are ``up`` changes among ``up + down`` more than chance (p = 1/2)?"""
-    if up + down == 0:
-        return 1.0
-    from scipy.stats import binomtest
-
-    return float(binomtest(up, up + down, 0.5).pvalue)

@@ -30,6 +30,10 @@ def _series(row: dict[str, Any], prefix: str, max_k: int) -> str:
     return " ".join("-" if v is None else f"{v:.2f}" for v in values)
 
 
+#: The interval column names which interval each row carries.
+CI_COLUMN = "95% CI (task: Wilson; ALL: task-clustered)"
+
+
 def score_rows(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]:
     """One row per model and task (and an overall row per model), for people to read."""
     rows = []
@@ -39,12 +43,32 @@ def score_rows(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]
             "task": r["task"] if r["task"] == "ALL" else f"{r['task']} {r['name']}",
             "score": f"{r['passed']}/{r['judged']}",
             "pass rate": _pct(r["pass_rate"]),
-            "95% CI": "-" if r["pass_rate"] is None else f"{_pct(r['ci95_low'])}-{_pct(r['ci95_high'])}",
+            CI_COLUMN: "-" if r["pass_rate"] is None else f"{_pct(r['ci95_low'])}-{_pct(r['ci95_high'])}",
             f"pass@1..{max_k}": _series(r, "pass@", max_k),
             f"pass^1..{max_k}": _series(r, "pass^", max_k),
             "infra": r["infra_errors"],
         })
     return rows
+
+
+def overall_lines(records: Sequence[RunRecord]) -> list[str]:
+    """Per model: the overall pass rate, which interval it carries and why, and the design's power."""
+    lines = []
+    for model, (est, power) in tables.overall_by_model(records).items():
+        if est.rate is None:
+            lines.append(f"- {model}: no judged run")
+            continue
+        text = f"- {model}: {est.passed}/{est.judged} = {_pct(est.rate)}, 95% CI {_pct(est.low)}-{_pct(est.high)} ({est.label}"
+        if est.se is not None:
+            text += f", over {est.tasks} tasks; standard error {100 * est.se:.1f} points"
+            if est.design_effect is not None:
+                text += f", design effect {est.design_effect:.2f}"
+        text += ")"
+        if est.se is not None:
+            text += f"; as if the {est.judged} runs were independent (Wilson): {_pct(est.wilson_low)}-{_pct(est.wilson_high)}"
+        lines.append(text)
+        lines.append(f"- {model}: {power.sentence()}")
+    return lines
 
 
 def _dollars(value: float | None, unpriced: int) -> str:
@@ -109,10 +133,19 @@ def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: in
         f"- status: {status}; {len(records)} runs recorded\n",
         f"- started {started_at}, finished {finished_at}\n",
         *(f"- note: {note}\n" for note in notes),
-        "\n## Pass rate (95% Wilson interval; infra errors not judged)\n\n",
+        "\n## Pass rate (infra errors not judged)\n\n",
+        "95% intervals: per task, Wilson over its runs (the runs of one task are exchangeable); overall "
+        "(ALL), clustered by task: Student's t with tasks - 1 degrees of freedom on the cluster-robust "
+        "standard error, never narrower than Wilson (Miller, arXiv 2411.00640: the task, not the run, is "
+        "the unit the benchmark samples).\n\n",
         f"pass@k: the chance that at least one of k runs passes; pass^k: that all k pass (k = 1..{max_k}, "
         "unbiased estimates from the judged runs; overall: their mean over the tasks).\n\n",
         markdown_table(score_rows(records, max_k)),
+        "\n## Overall uncertainty and power\n\n",
+        "".join(line + "\n" for line in overall_lines(records)),
+        "\nThe minimum detectable change is the smallest change of every task's pass rate that comparing "
+        "this campaign with another of the same design (paired by task, two-sided, alpha 0.05) detects with "
+        "80% power, sized by the run-to-run noise seen within tasks; tasks changing unevenly need more.\n",
         "\n## Failure modes\n\n",
         markdown_table(modes) if modes else "No failed runs.\n",
         "\n## Cost\n\n",

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..run.records import FailureMode, RunRecord
+from .clustered import Overall, overall
+from .power import Power, design_power
 from .stats import pass_at_k, pass_hat_k, wilson_interval
 
 Row = dict[str, Any]
@@ -37,26 +39,64 @@ def _per_task_mean(runs: Sequence[RunRecord], k: int, estimator: Any) -> float |
     return sum(values) / len(values) if values else None
 
 
-def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall: bool = False) -> Row:
+def task_counts(runs: Sequence[RunRecord]) -> list[tuple[int, int]]:
+    """(passed, judged) per task of these runs, in task order: the clusters of the overall figure."""
+    out = []
+    for task_runs in _group(runs, "task").values():
+        judged = _judged(task_runs)
+        out.append((sum(1 for r in judged if r["passed"]), len(judged)))
+    return out
+
+
+def overall_by_model(records: Sequence[RunRecord]) -> dict[str, tuple[Overall, Power]]:
+    """Per model: the overall pass rate with its task-clustered interval, and the design's power."""
+    out = {}
+    for (model,), runs in _group(records, "model").items():
+        counts = task_counts(runs)
+        out[model] = (overall(counts), design_power(counts))
+    return out
+
+
+def _r4(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall_row: bool = False) -> Row:
     judged = _judged(runs)
     n, c = len(judged), sum(r["passed"] for r in judged)
-    low, high = wilson_interval(c, n)
+    if overall_row:
+        counts = task_counts(runs)
+        est, power = overall(counts), design_power(counts)
+        low, high, method = est.low, est.high, est.label
+    else:
+        low, high = wilson_interval(c, n)
+        method = "Wilson"
     row: Row = {
         "runs": len(runs),
         "judged": n,
         "passed": c,
         "infra_errors": len(runs) - n,
         "pass_rate": round(c / n, 4) if n else None,
-        "ci95_low": round(low, 4) if n else None,
-        "ci95_high": round(high, 4) if n else None,
+        # Per task: Wilson over its runs. ALL: clustered by task (campaign/clustered.py).
+        "ci95_low": _r4(low) if n else None,
+        "ci95_high": _r4(high) if n else None,
+        "ci95_method": method if n else None,
     }
     for prefix, estimator in (("pass@", pass_at_k), ("pass^", pass_hat_k)):
         for k in range(1, max_k + 1):
-            if overall:
+            if overall_row:
                 value = _per_task_mean(runs, k, estimator)
             else:
                 value = estimator(n, c, k) if k <= n else None
             row[f"{prefix}{k}"] = round(value, 4) if value is not None else None
+    # Overall only (blank on task rows): clusters, standard error, the runs-as-independent
+    # Wilson interval for reference, and the minimum detectable change (campaign/power.py).
+    row.update({"tasks": None, "se_clustered": None, "design_effect": None, "wilson95_low": None,
+                "wilson95_high": None, "mdc80": None, "runs_for_10pts": None})
+    if overall_row and n:
+        row.update({"tasks": est.tasks, "se_clustered": _r4(est.se), "design_effect": _r4(est.design_effect),
+                    "wilson95_low": _r4(est.wilson_low), "wilson95_high": _r4(est.wilson_high),
+                    "mdc80": _r4(power.mdc), "runs_for_10pts": power.runs_for_target})
     return row
 
 
@@ -65,7 +105,7 @@ def pass_rate_by_task(records: Sequence[RunRecord], max_k: int) -> list[Row]:
     for (model, task), runs in _group(records, "model", "task").items():
         rows.append({"model": model, "task": task, "name": runs[0]["task_name"], **_rate_columns(runs, max_k)})
     for (model,), runs in _group(records, "model").items():
-        rows.append({"model": model, "task": "ALL", "name": "overall", **_rate_columns(runs, max_k, overall=True)})
+        rows.append({"model": model, "task": "ALL", "name": "overall", **_rate_columns(runs, max_k, overall_row=True)})
     return rows
 
 

@@ -141,6 +141,9 @@ class Campaign:
             "finished_at": self.finished_at,
             "complete": self.complete,
             "runs_recorded": len(self.records),
+            # Per model: the overall pass rate, its task-clustered 95% interval and the design's power.
+            "overall": {model: {**est.as_dict(), "power": power.as_dict()}
+                        for model, (est, power) in tables.overall_by_model(self.records).items()},
             "notes": self.notes,
             "budget_usd": self.session.budget,
             "servers": self.servers,

@@ -1,10 +1,14 @@
 """Comparison of a campaign with an earlier one: per task then/now, and whether the change is beyond noise.
 
-The verdict on the overall change is Fisher's exact test on the two campaigns'
-pass/fail counts (infra errors not judged), two-sided, at ``alpha``. When both
-campaigns ran the same tasks, a paired view is added: the exact sign test over
-the tasks whose score moved (up against down), which asks whether the tasks
-moved together more than chance would have them.
+Both campaigns ran the same tasks, so the verdict is paired by task (Miller, "Adding Error
+Bars to Evals", arXiv 2411.00640): the mean per-task change of pass rate, its paired 95%
+interval (t over the tasks), and the sign-flip permutation test over the tasks both campaigns
+judged (exact up to 16 tasks), two-sided, at ``alpha`` (``pytest_agentic.campaign.paired``).
+Fisher's exact test on the pooled pass/fail counts, which treats every run as independent,
+is kept as a secondary line. With fewer than six tasks in common the paired test cannot give
+p < 0.05 at all (its smallest p is 2 / 2^tasks); the verdict then falls back to Fisher's test
+and says so. Each comparison also says the smallest change its design could detect with 80%
+power (``pytest_agentic.campaign.power``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..run.records import FailureMode, RunRecord
-from ..campaign.stats import fisher_exact_p, sign_test_p
+from ..campaign.paired import PairedDifference, paired_difference
+from ..campaign.power import Power, comparison_power
+from ..campaign.stats import fisher_exact_p
 
 ALPHA = 0.05
 
@@ -60,25 +66,51 @@ class TaskChange:
         return "up" if b > a else "down" if b < a else "flat"
 
 
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
 @dataclass(frozen=True)
 class ModelComparison:
     model_then: str
     model_now: str
     then: Count
     now: Count
+    #: Fisher's exact test on the pooled counts (secondary; the verdict when pairing cannot decide).
     p_value: float
     alpha: float
     tasks: list[TaskChange] = field(default_factory=list)
-    #: Exact sign test over tasks that moved; None when the task sets differ.
+    #: The sign-flip permutation p-value over the tasks both judged; None under two such tasks.
     paired_p: float | None = None
+    #: The paired comparison over the tasks both campaigns judged; None under two such tasks.
+    paired: PairedDifference | None = None
+    #: The smallest change this comparison's design detects with 80% power.
+    power: Power | None = None
 
     @property
     def label(self) -> str:
         return self.model_now if self.model_then == self.model_now else f"{self.model_then} -> {self.model_now}"
 
     @property
+    def basis(self) -> str:
+        """'paired' when the paired test can decide at ``alpha``, else 'pooled' (Fisher)."""
+        return "paired" if self.paired is not None and self.paired.can_reach(self.alpha) else "pooled"
+
+    @property
+    def verdict_p(self) -> float:
+        """The p-value the verdict rests on."""
+        return self.paired.p_value if self.basis == "paired" and self.paired is not None else self.p_value
+
+    @property
+    def test(self) -> str:
+        """The verdict's test and p-value, in a few words."""
+        if self.basis == "paired" and self.paired is not None:
+            return f"sign-flip test over {self.paired.tasks} tasks, p = {self.verdict_p:.3g}"
+        return f"Fisher's exact test, p = {self.p_value:.3g}"
+
+    @property
     def beyond_noise(self) -> bool:
-        return self.p_value < self.alpha
+        return self.verdict_p < self.alpha
 
     @property
     def verdict(self) -> str:
@@ -86,6 +118,9 @@ class ModelComparison:
 
     @property
     def direction(self) -> str:
+        if self.basis == "paired" and self.paired is not None:
+            change = self.paired.mean
+            return "flat" if abs(change) < 1e-12 else "up" if change > 0 else "down"
         a, b = self.then.rate, self.now.rate
         if a is None or b is None or a == b:
             return "flat"
@@ -104,15 +139,29 @@ class ModelComparison:
         changes = [t.change for t in self.tasks]
         return changes.count("up"), changes.count("down"), changes.count("flat")
 
+    def _paired_text(self) -> str:
+        d = self.paired
+        assert d is not None
+        return (f"mean per-task change {_points(d.mean)} points (95% CI {_points(d.low)} to {_points(d.high)}, "
+                f"paired t over {d.tasks} tasks; {d.up} up, {d.down} down, {d.flat} flat), {d.test_name}: "
+                f"p = {d.p_value:.3g}")
+
     def sentence(self) -> str:
         delta = self.now.passed - self.then.passed
-        text = (f"{self.label}: {self.then} then, {self.now} now ({delta:+d} passes): {self.verdict} "
-                f"(Fisher's exact test, two-sided, p = {self.p_value:.3g}, alpha {self.alpha:g})")
-        if self.paired_p is not None:
-            up, down, flat = self.moved()
-            paired = "beyond noise" if self.paired_p < self.alpha else "within noise"
-            text += (f"; paired per task: {up} up, {down} down, {flat} flat, sign test p = {self.paired_p:.3g}, "
-                     f"{paired}")
+        head = f"{self.label}: {self.then} then, {self.now} now ({delta:+d} passes): "
+        if self.basis == "paired":
+            text = (f"{head}{self._paired_text()}: {self.verdict} (alpha {self.alpha:g}); pooled Fisher's exact "
+                    f"test, treating the runs as independent: p = {self.p_value:.3g}")
+        else:
+            text = (f"{head}{self.verdict} (Fisher's exact test, two-sided, p = {self.p_value:.3g}, "
+                    f"alpha {self.alpha:g}, pooled over the runs")
+            if self.paired is None:
+                text += ": fewer than two tasks in common to pair)"
+            else:
+                text += (f": a paired test over {self.paired.tasks} tasks cannot reach p < {self.alpha:g}); "
+                         f"paired: {self._paired_text()}")
+        if self.power is not None:
+            text += f"; {self.power.sentence()}"
         if self.changed_tasks:
             text += (f"; caveat: {len(self.changed_tasks)} task(s) changed between the campaigns (content hash "
                      f"differs: {', '.join(self.changed_tasks)}), so their then and now are not the same test")
@@ -161,13 +210,17 @@ def compare_model(then: Sequence[RunRecord], now: Sequence[RunRecord], *, alpha:
              for task, (a, b) in sorted(by_task.items())]
     total_then, total_now = count(then), count(now)
     p = fisher_exact_p(total_now.passed, total_now.judged, total_then.passed, total_then.judged)
-    same_tasks = all(t.then is not None and t.now is not None for t in tasks)
+    # The tasks both campaigns judged at least one run of: the pairs.
+    common = [(t.then, t.now) for t in tasks
+              if t.then is not None and t.now is not None and t.then.judged and t.now.judged]
     paired = None
-    if same_tasks and tasks:
-        changes = [t.change for t in tasks]
-        paired = sign_test_p(changes.count("up"), changes.count("down"))
+    if len(common) >= 2:
+        paired = paired_difference([a.passed / a.judged for a, _ in common], [b.passed / b.judged for _, b in common])
+    power = comparison_power([(a.passed, a.judged) for a, _ in common], [(b.passed, b.judged) for _, b in common],
+                             alpha=alpha)
     return ModelComparison(model_then=model_then, model_now=model_now, then=total_then, now=total_now,
-                           p_value=p, alpha=alpha, tasks=tasks, paired_p=paired)
+                           p_value=p, alpha=alpha, tasks=tasks, paired_p=paired.p_value if paired else None,
+                           paired=paired, power=power)
 
 
 def compare(then: Sequence[RunRecord], now: Sequence[RunRecord], *, then_id: str = "then", now_id: str = "now",
@@ -188,7 +241,7 @@ def compare(then: Sequence[RunRecord], now: Sequence[RunRecord], *, then_id: str
 
 
 def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
-    """The per-task table: task, then, now, change; a total row per model."""
+    """The per-task table: task, then, now, change; a total row and a mean per-task change row per model."""
     rows = []
     for m in comparison.models:
         for t in m.tasks:
@@ -198,16 +251,26 @@ def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
                          "change": t.change + ("; task changed" if t.changed else ""),
                          "p": "-" if p is None else f"{p:.3g}"})
         delta = m.now.passed - m.then.passed
+        pooled = f" ({m.verdict})" if m.basis == "pooled" else ""
         rows.append({"model": m.label, "task": "Total", "then": str(m.then), "now": str(m.now),
-                     "change": f"{delta:+d} ({m.verdict})", "p": f"{m.p_value:.3g}"})
+                     "change": f"{delta:+d}{pooled}", "p": f"{m.p_value:.3g}"})
+        if m.paired is not None:
+            d = m.paired
+            verdict = f" ({m.verdict})" if m.basis == "paired" else ""
+            rows.append({"model": m.label, "task": f"Mean per-task change ({d.tasks} tasks)", "then": "-",
+                         "now": "-", "change": f"{_points(d.mean)} pts, 95% CI {_points(d.low)} to {_points(d.high)}"
+                                               f"{verdict}", "p": f"{d.p_value:.3g}"})
     return rows
 
 
 def markdown(comparison: Comparison) -> str:
     from ..campaign.summary import markdown_table
 
-    parts = [f"Then: `{comparison.then_id}`; now: `{comparison.now_id}`. Infra errors are not judged; "
-             "p: Fisher's exact test, two-sided, per task and on the total."]
+    parts = [f"Then: `{comparison.then_id}`; now: `{comparison.now_id}`. Infra errors are not judged. "
+             "p: Fisher's exact test, two-sided, per task and on the pooled total; on the mean per-task change, "
+             "the sign-flip permutation test over the tasks both campaigns ran, with the paired 95% interval "
+             "(t over tasks). The verdict is the paired test's, unless too few tasks are in common for it to "
+             "reach the significance level (then Fisher's on the total)."]
     sides = [c for m in comparison.models for t in m.tasks for c in (t.then, t.now) if c is not None]
     if sides and max(c.judged for c in sides) <= 3:
         parts.append(" With three runs or fewer a task, no single task's change can be beyond noise "
@@ -236,8 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..campaign import stored
 
     parser = argparse.ArgumentParser(prog="python -m pytest_agentic.verdicts.compare",
-                                     description="Compare two campaign folders: per-task then/now and whether "
-                                                 "the overall change is beyond noise (Fisher's exact test).")
+                                     description="Compare two campaign folders: per-task then/now, the mean "
+                                                 "per-task change with its paired 95% interval, and whether it is "
+                                                 "beyond noise (sign-flip permutation test over the tasks).")
     parser.add_argument("then", help="the earlier campaign folder")
     parser.add_argument("now", help="the later campaign folder")
     parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default {ALPHA})")

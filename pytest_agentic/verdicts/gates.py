@@ -2,6 +2,9 @@
 
 Gates apply to every model of the campaign (its overall numbers). Infra errors
 are never judged runs; ``max_infra_errors`` gates their number on its own.
+``min_lower_bound`` reads the lower end of the overall 95% interval clustered by
+task (``pytest_agentic.campaign.clustered``): the runs of one task are not
+independent draws, and a bound that treated them so would pass models it should not.
 A failed gate makes the session exit with :data:`GATE_FAILED_EXIT`; with
 ``gate_only``, failed runs alone do not make the session fail, the gates decide.
 """
@@ -13,7 +16,8 @@ from dataclasses import dataclass
 
 from .compare import Comparison
 from ..run.records import FailureMode, RunRecord
-from ..campaign.stats import wilson_interval
+from ..campaign.clustered import Overall, overall as clustered_overall
+from ..campaign.tables import task_counts
 
 #: Exit status of a session whose campaign failed a gate (pytest's own codes are 0 to 5).
 GATE_FAILED_EXIT = 6
@@ -40,12 +44,13 @@ class GateResult:
     detail: str
 
 
-def _overall(records: Sequence[RunRecord]) -> dict[str, tuple[int, int]]:
-    out: dict[str, tuple[int, int]] = {}
-    for model in sorted({r["model"] for r in records}):
-        judged = [r for r in records if r["model"] == model and r["failure_mode"] != FailureMode.INFRA_ERROR.value]
-        out[model] = (sum(1 for r in judged if r["passed"]), len(judged))
-    return out
+def _overall(records: Sequence[RunRecord]) -> dict[str, Overall]:
+    return {model: clustered_overall(task_counts([r for r in records if r["model"] == model]))
+            for model in sorted({r["model"] for r in records})}
+
+
+def _interval(o: Overall) -> str:
+    return f"95% CI {o.low:.1%}-{o.high:.1%}, {o.label}"
 
 
 def evaluate(config: GateConfig, records: Sequence[RunRecord], comparison: Comparison | None = None) -> list[GateResult]:
@@ -54,17 +59,17 @@ def evaluate(config: GateConfig, records: Sequence[RunRecord], comparison: Compa
     overall = _overall(records)
     if not overall and (config.min_pass_rate is not None or config.min_lower_bound is not None):
         results.append(GateResult("min-pass-rate", False, "no run was recorded"))
-    for model, (passed, judged) in overall.items():
-        rate = passed / judged if judged else None
+    for model, o in overall.items():
+        rate = o.rate
         if config.min_pass_rate is not None:
             ok = rate is not None and rate >= config.min_pass_rate
-            shown = "no judged run" if rate is None else f"{passed}/{judged} = {rate:.1%}"
+            shown = "no judged run" if rate is None else f"{o.passed}/{o.judged} = {rate:.1%} ({_interval(o)})"
             results.append(GateResult("min-pass-rate", ok,
                                       f"{model}: pass rate {shown} {'>=' if ok else '<'} {config.min_pass_rate:.1%}"))
         if config.min_lower_bound is not None:
-            low = wilson_interval(passed, judged)[0] if judged else None
+            low = o.low
             ok = low is not None and low >= config.min_lower_bound
-            shown = "no judged run" if low is None else f"{low:.1%} ({passed}/{judged})"
+            shown = "no judged run" if low is None else f"{low:.1%} ({o.passed}/{o.judged}; {_interval(o)})"
             results.append(GateResult("min-lower-bound", ok, f"{model}: 95% lower bound {shown} "
                                       f"{'>=' if ok else '<'} {config.min_lower_bound:.1%}"))
     if config.fail_on_regression:
@@ -75,8 +80,7 @@ def evaluate(config: GateConfig, records: Sequence[RunRecord], comparison: Compa
                                       f"no model in common with {comparison.then_id}: nothing was compared"))
         for m in comparison.models if comparison else []:
             results.append(GateResult("fail-on-regression", not m.regression,
-                                      f"{m.label}: {m.then} -> {m.now}, {m.direction}, {m.verdict} "
-                                      f"(p = {m.p_value:.3g})"))
+                                      f"{m.label}: {m.then} -> {m.now}, {m.direction}, {m.verdict} ({m.test})"))
     if config.max_infra_errors is not None:
         infra = sum(1 for r in records if r["failure_mode"] == FailureMode.INFRA_ERROR.value)
         ok = infra <= config.max_infra_errors

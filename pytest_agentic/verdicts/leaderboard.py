@@ -5,8 +5,9 @@
     python -m pytest_agentic.verdicts.leaderboard agentic-results/ --latest
 
 Columns: model, campaign, score (passes out of judged runs), pass rate with its
-95% Wilson interval, infra errors, total cost and cost per pass. Sorted by pass
-rate (best first), then by cost per pass (cheapest first).
+95% interval clustered by task (``pytest_agentic.campaign.clustered``: the runs of
+one task are not independent draws), infra errors, total cost and cost per pass.
+Sorted by pass rate (best first), then by cost per pass (cheapest first).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..campaign import stored, tables
-from ..campaign.stats import wilson_interval
 
 
 def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> list[dict[str, Any]]:
@@ -32,7 +32,8 @@ def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> li
             out.append({
                 "model": model, "campaign": c.id, "finished_at": c.manifest.get("finished_at") or "",
                 "passed": rate["passed"], "judged": rate["judged"], "pass_rate": rate["pass_rate"],
-                "ci95": wilson_interval(rate["passed"], rate["judged"]), "infra_errors": rate["infra_errors"],
+                "ci95": (rate["ci95_low"], rate["ci95_high"]), "ci95_method": rate["ci95_method"],
+                "tasks": rate["tasks"], "infra_errors": rate["infra_errors"],
                 "total_cost_usd": cost["total_cost_usd"], "cost_per_pass_usd": cost["cost_per_pass_usd"],
                 "rescore_of": c.manifest.get("rescore_of") or "",
             })
@@ -61,7 +62,7 @@ def display_rows(data: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{
         "rank": i, "model": r["model"], "campaign": r["campaign"] + (" (rescore)" if r["rescore_of"] else ""),
         "score": f"{r['passed']}/{r['judged']}", "pass rate": _pct(r["pass_rate"]),
-        "95% CI": "-" if r["pass_rate"] is None else f"{_pct(r['ci95'][0])}-{_pct(r['ci95'][1])}",
+        "95% CI (task-clustered)": "-" if r["pass_rate"] is None else f"{_pct(r['ci95'][0])}-{_pct(r['ci95'][1])}",
         "infra": r["infra_errors"], "total cost": "unknown" if r["total_cost_usd"] is None else _usd(r["total_cost_usd"]),
         "$/pass": _usd(r["cost_per_pass_usd"]),
     } for i, r in enumerate(data, start=1)]
@@ -70,14 +71,13 @@ def display_rows(data: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def render(data: Sequence[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
-        columns = ["model", "campaign", "passed", "judged", "pass_rate", "ci95_low", "ci95_high", "infra_errors",
-                   "total_cost_usd", "cost_per_pass_usd", "rescore_of"]
+        columns = ["model", "campaign", "passed", "judged", "pass_rate", "ci95_low", "ci95_high", "ci95_method",
+                   "tasks", "infra_errors", "total_cost_usd", "cost_per_pass_usd", "rescore_of"]
         writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for row in data:
             low, high = row["ci95"]
-            flat = {**row, "ci95_low": round(low, 4) if row["judged"] else None,
-                    "ci95_high": round(high, 4) if row["judged"] else None}
+            flat = {**row, "ci95_low": low, "ci95_high": high}
             writer.writerow({k: "" if flat[k] is None else flat[k] for k in columns})
         return buf.getvalue()
     from ..campaign.summary import markdown_table
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="agentic-leaderboard",
         description="Rank models across pytest-agentic campaign folders: score, pass rate with its 95%% "
-                    "Wilson interval, total cost and cost per pass.")
+                    "interval clustered by task, total cost and cost per pass.")
     parser.add_argument("paths", nargs="+", metavar="DIR",
                         help="a campaign folder, or a folder holding campaign folders (e.g. agentic-results/)")
     parser.add_argument("--format", choices=("md", "csv"), default="md", help="output format (default md)")

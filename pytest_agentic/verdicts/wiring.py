@@ -101,9 +101,13 @@ class Verdicts:
         if self.baseline is not None:
             out["compared_with"] = {"campaign_id": self.baseline.id, "path": str(self.baseline.path)}
             if self.comparison is not None:
+                # p_value: Fisher's exact test on the pooled counts; paired: the per-task comparison
+                # (mean change, its 95% interval, the sign-flip p-value); the verdict rests on verdict_basis.
                 out["compared_with"]["models"] = [
                     {"model": m.label, "then": str(m.then), "now": str(m.now), "p_value": m.p_value,
-                     "verdict": m.verdict, "paired_p_value": m.paired_p, "changed_tasks": m.changed_tasks}
+                     "verdict": m.verdict, "verdict_basis": m.basis, "verdict_p_value": m.verdict_p,
+                     "paired_p_value": m.paired_p, "paired": m.paired.as_dict() if m.paired else None,
+                     "power": m.power.as_dict() if m.power else None, "changed_tasks": m.changed_tasks}
                     for m in self.comparison.models]
         if self.predictions_path:
             data = Path(self.predictions_path).read_bytes()
