@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from pytest_agentic import Final, ToolCall
-from pytest_agentic.failures import classify
-from pytest_agentic.records import FailureMode
+from pytest_agentic.run.failures import classify
+from pytest_agentic.run.records import FailureMode
 
 from .helpers import ROOT, load_task_module, play
 from .test_task_instances import _alternatives, _written

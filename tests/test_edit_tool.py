@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_agentic import tools
-from pytest_agentic.tools import TOOLS, ToolError, Workspace
+from pytest_agentic.run import tools
+from pytest_agentic.run.tools import TOOLS, ToolError, Workspace
 
 
 def invoke(ws: Workspace, name: str, **args):

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from pytest_agentic import Final
-from pytest_agentic.failures import classify, tags
-from pytest_agentic.records import FailureMode
+from pytest_agentic.run.failures import classify, tags
+from pytest_agentic.run.records import FailureMode
 from pytest_agentic.run.textcalls import TAG, find
 
 from .fault_server import FaultServer
