@@ -11,6 +11,7 @@ import pytest
 from . import options, outcome
 from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
+from .campaign.untrusted import code_span
 from .campaign.writer import Campaign
 from .run import textcalls
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
@@ -189,7 +190,7 @@ class Controller:
             infra = [r for r in runs if r["failure_mode"] == "infra_error"]
             if infra and len(infra) == len(runs):
                 notes.append(f"the endpoint of model {model!r} looks down: all {len(runs)} runs failed with "
-                             f"infra_error (last cause: {infra[-1]['infra_cause']})")
+                             f"infra_error (last cause: {code_span(infra[-1]['infra_cause'] or '')})")
             elif infra:
                 notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
                              "(not counted against the model; see summary.md)")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import tables
+from .untrusted import code_span
 from ..run.records import RunRecord
 from ..run.task import BENCHMARK_REVISION
 
@@ -114,7 +115,7 @@ def _flaky_details(records: Sequence[RunRecord], flaky: Sequence[dict[str, Any]]
     lines = ["\nHow the failed runs of flaky tasks failed:\n\n"]
     for r in sorted(records, key=lambda r: (r["model"], r["task"], r["run"])):
         if (r["model"], r["task"]) in wanted and not r["passed"] and r["failure_mode"] != "infra_error":
-            why = (r.get("reason") or "").replace("|", "/")[:200]
+            why = code_span(r.get("reason") or "")
             lines.append(f"- {r['model']} {r['task']} run{r['run']}: {r['failure_mode']} "
                          f"(stop: {r.get('stop_reason', '?')}){': ' + why if why else ''}\n")
     return "".join(lines)
@@ -157,5 +158,5 @@ def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: in
     if infra:
         parts.append(f"\n## Infra errors ({len(infra)}, not counted against the model)\n\n")
         parts.append(markdown_table([{"model": r["model"], "task": r["task"], "run": r["run"],
-                                      "cause": r["infra_cause"]} for r in infra]))
+                                      "cause": code_span(r["infra_cause"] or "")} for r in infra]))
     return "".join(parts)
