@@ -153,7 +153,8 @@ def test_stored_verdicts_are_shown(tmp_path, nano):
     (nano / "campaign.json").write_text(json.dumps(manifest))
     html = render.page([render.Source(stored.load(nano))])
     assert "CI gates: FAILED (exit status 6)</h4>" in html and "lower bound 33.2% &lt; 40%" in html
-    assert "nano 3/30b: 10/30 then, 15/30 now (+5 passes): within noise" in html
+    sentence = html[html.index("nano 3/30b: 10/30 then, 15/30 now (+5 passes)"):]
+    assert "mean per-task change +16.7 points" in sentence and ": within noise" in sentence
     assert "1/1 predictions held; no falsifier triggered (of 1)" in html
     # The earlier folder gone: the recorded verdicts are shown, and the page says why.
     import shutil
