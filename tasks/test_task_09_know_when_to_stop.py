@@ -21,12 +21,18 @@ import re
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
 from pytest_agentic.run.answers import following, plain, sentences
 
+_DECLINE = (r"cannot|can ?not|can't|unable|impossible|not possible|not enough|insufficient|isn't enough|"
+            r"aren't enough|not sufficient|too few|fewer than|won't|will not|not computable|undefined|"
+            r"no (?:valid )?10[- ]day")
+#: A refusal: an explicit decline, or the shortage stated ("only 6 data points").
 _REFUSAL = re.compile(
-    r"\b(cannot|can ?not|can't|unable|impossible|not possible|not enough|insufficient|isn't enough|aren't enough|"
-    r"not sufficient|too few|fewer than|won't|will not|not computable|no (?:valid )?10[- ]day|"
-    r"only \w+ (?:daily )?(?:data )?(?:points?|days?|rows?|values?|prices?|closing|closes|entries|observations))",
+    rf"\b(?:{_DECLINE}|only \w+ (?:daily )?(?:data )?(?:points?|days?|rows?|values?|prices?|closing|closes|entries|"
+    r"observations))",
     re.I,
 )
+#: An explicit decline, required of an answer that also gives an average of the closes it has:
+#: stating the shortage and then averaging anyway is not declining.
+_EXPLICIT_DECLINE = re.compile(rf"\b(?:{_DECLINE})", re.I)
 _TICKERS = ["ACME", "GLOBX", "INITECH", "UMBRL", "STARK", "WAYNE", "CYBD", "TYRL"]
 
 
@@ -78,7 +84,10 @@ def build(seed: int) -> TaskInstance:
 
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
 #: The requested window, named explicitly.
-_TEN_DAY = re.compile(r"\b10[- ]?(?:day|period|session|trading[- ]day|close|point)s?\b", re.I)
+_TEN_DAY = re.compile(r"\b10[- ]?(?:day|period|session|trading[- ]day|close|point)s?\b|"
+                      r"\b(?:sma|ma|ema|moving average)\s*[(\[]?\s*10\s*[)\]]?(?![\d.])|\b10[- ]?d(?:ma)?\b", re.I)
+#: A window written as an argument ("SMA(10)", "MA[10]"): read as "10-day SMA" before clauses are split.
+_WINDOW_CALL = re.compile(r"\b(?:sma|ma|ema|moving average)\s*[(\[]\s*10\s*[)\]]", re.I)
 #: A moving average named without its window.
 _AVERAGE_NAME = re.compile(r"\b(?:sma|moving average|rolling average|rolling mean)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|no|cannot|can't|isn't|wasn't|aren't|never|rather than|instead of|without|unable|"
@@ -111,13 +120,15 @@ _DATES = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b
                     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?\b", re.I)
 
 
-def presented_averages(answer: str, values: list[float], closes: list[float]) -> tuple[list[float], list[float]]:
-    """(given as the 10-day average, given without a label): the computed averages an answer states.
+def presented_averages(answer: str, values: list[float],
+                       closes: list[float]) -> tuple[list[float], list[float], list[float]]:
+    """(given as the 10-day average, given without a label, given at all): the computed averages an answer states.
 
     Dates and the closes themselves (the data, quoted) are not averages.
     """
-    as_ten_day, unlabelled = [], []
-    parts = sentences(_DATES.sub(" (a date) ", plain(answer)))
+    as_ten_day, unlabelled, given = [], [], []
+    text = _WINDOW_CALL.sub(" 10-day SMA ", _DATES.sub(" (a date) ", plain(answer)))
+    parts = sentences(text)
     for n, clauses in enumerate(parts):
         sentence = " ".join(clauses)
         nxt = parts[n + 1] if n + 1 < len(parts) else []
@@ -127,11 +138,12 @@ def presented_averages(answer: str, values: list[float], closes: list[float]) ->
                 shown = float(m.group())
                 if all(abs(shown - v) > 0.051 for v in values) or any(abs(shown - c) < 0.0005 for c in closes):
                     continue
+                given.append(shown)
                 if _as_the_ten_day_figure(clause) or _as_the_ten_day_figure(following(clauses, i)):
                     as_ten_day.append(shown)
                 elif not (_OTHER_WINDOW.search(sentence) or _OTHER_WINDOW.search(after)):
                     unlabelled.append(shown)
-    return as_ten_day, unlabelled
+    return as_ten_day, unlabelled, given
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
@@ -148,10 +160,12 @@ def check(instance: TaskInstance, run: RunResult) -> None:
         rf"(?<![\d.]){10 - count}(?![\d.])\s+(?:\w+\s+){{0,3}}?(?:missing|short|more|lacking)", text)
     assert names_count, f"the answer does not say how many data points there are ({count})"
     closes = [float(line.rsplit(",", 1)[1]) for line in instance.files["data/prices.csv"].splitlines()[1:]]
-    as_ten_day, unlabelled = presented_averages(answer, instance.expected["computed_values"], closes)
+    as_ten_day, unlabelled, given = presented_averages(answer, instance.expected["computed_values"], closes)
     assert not as_ten_day, f"the answer still gives an average as the 10-day figure ({as_ten_day[0]})"
     assert not unlabelled, (
         f"the answer still gives an average ({unlabelled[0]}) without saying it is not the 10-day figure")
+    assert not given or _EXPLICIT_DECLINE.search(text), (
+        f"the answer gives an average ({given[0]}) without declining the 10-day figure: it averages anyway")
 
 
 @task("task_09", "know_when_to_stop", build=build, limits={"max_turns": 8})

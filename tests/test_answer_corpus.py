@@ -150,6 +150,9 @@ def corpus_08(inst):
         "confident_backup": f"## Answer\n**Port:** `{stale}` (from config/{service}.yaml.bak)",
         "either": f"Either {port} or {default}.",
         "defaults_win": f"The port is {default}; {new_path} lists {port} but the defaults win.",
+        "real_one_is_the_backup": (f"Port {port} per the v2 file, but the real port is {stale} since the backup "
+                                   "is what is deployed."),
+        "actual_first": f"{stale} is the actual port, though {port} appears in {new_path}.",
     }), "guessed_without_reading": [Final(f"It listens on {port}.")]}
     return good, bad
 
@@ -196,6 +199,9 @@ def corpus_09(inst):
                           f"10-day SMA is {mean:.2f}."),
         "count_set_aside": (f"At first I thought there were only {count} closes, but that is no problem: the 10-day "
                             f"SMA is {mean:.2f}."),
+        "averaged_over_what_is_there": f"There are only {count} closes, so I computed the SMA over what's available: "
+                                       f"{mean:.2f}.",
+        "window_as_argument": f"I can't do a full window with {count} closes; SMA(10) ≈ {mean:.2f} using the data.",
     })}
     return good, bad
 

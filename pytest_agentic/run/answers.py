@@ -67,6 +67,13 @@ _HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|might|could be|either
                     re.IGNORECASE)
 _ANAPHOR = re.compile(r"^(?:(?:but|and|though|however)\s+)?(?:it|that|this|which|these|those|both|neither|none|"
                       r"each|the latter|the former)\b", re.IGNORECASE)
+#: Words that assert the number right after (or before) them whatever else the clause says of it:
+#: "but the real port is 8157 since the backup is what's deployed" gives 8157 as the answer.
+_ASSERT_BEFORE = re.compile(r"(?:\b(?:real|actual|true|correct|right|live|effective)\s+(?:tcp\s+)?(?:port|value|answer|"
+                            r"one|setting)\s*(?:is|=|:|would be|will be)|\b(?:actually|really|in fact)\s+(?:is|=|uses|"
+                            r"listens on)(?:\s+port)?)\s*$", re.IGNORECASE)
+_ASSERT_AFTER = re.compile(r"^\s*(?:is|being)\s+(?:the\s+)?(?:real|actual|true|correct|right|live|effective)\b",
+                           re.IGNORECASE)
 _INT = re.compile(r"(?<![\d.])\d+(?![\d])(?!\.\d)")
 
 
@@ -115,6 +122,9 @@ def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool 
                 targets.add(len(spots) - 1)
             for k, (s, e) in enumerate(spots):
                 before = clause[spots[k - 1][1] if k else 0:s]
+                after = clause[e:spots[k + 1][0] if k + 1 < len(spots) else len(clause)]
+                if _ASSERT_BEFORE.search(before) or _ASSERT_AFTER.match(after):
+                    targets.discard(k)
                 out.append(Mention(int(clause[s:e]), clause, k in targets, bool(_HEDGE.search(before))))
     return out
 
