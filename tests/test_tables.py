@@ -20,7 +20,7 @@ def test_flaky_tasks_list_which_runs_failed_and_how():
     assert rows["u"]["verdict"] == "solid"  # the infra error is not judged
     text = summary.consistency_markdown(records)
     assert "## flaky (1)" in text and "run3: gave_up_mid_plan" in text
-    assert "- m t run2: wrong_answer (stop: final_answer): AssertionError: files were written in the wrong order" in text
+    assert "- m t run2: wrong_answer (stop: final_answer): `AssertionError: files were written in the wrong order`" in text
 
 
 def test_secret_parameters_are_redacted():
