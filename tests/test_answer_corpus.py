@@ -247,12 +247,17 @@ def corpus_10(inst):
 # --------------------------------------------------------------------------- workspace tasks
 
 
+def _reference_fix(inst) -> tuple[str, str, ToolCall]:
+    """The faulty module's text before and after the reference's one edit, and that edit."""
+    original = inst.files[inst.expected["module"]]
+    edit = next(s for s in inst.reference if isinstance(s, ToolCall) and s.name == "fs_edit")
+    return original, original.replace(edit.arguments["old_text"], edit.arguments["new_text"]), edit
+
+
 def corpus_01(inst):
     e = inst.expected
     mod = e["module"]
-    original = inst.files[mod]
-    edit = next(s for s in inst.reference if isinstance(s, ToolCall) and s.name == "fs_edit")
-    fixed = original.replace(edit.arguments["old_text"], edit.arguments["new_text"])
+    original, fixed, edit = _reference_fix(inst)
     fn = e["function"]
     alt = _alternatives("task_01", inst)["other_correct_fix"][0]
     wrapped = (fixed.replace(f"def {fn}(", f"def _{fn}_impl(", 1)
@@ -311,9 +316,7 @@ def corpus_02(inst):
 def corpus_05(inst):
     e = inst.expected
     mod = e["module"]
-    original = inst.files[mod]
-    edit = next(s for s in inst.reference if isinstance(s, ToolCall) and s.name == "fs_edit")
-    fixed = original.replace(edit.arguments["old_text"], edit.arguments["new_text"])
+    original, fixed, edit = _reference_fix(inst)
     good_line = fixed.splitlines(keepends=True)[e["faulty_line"] - 1]
     expr = good_line.strip()[len("return "):]
     two_lines = fixed.replace(good_line, f"    value = {expr}\n    return value\n")

@@ -90,3 +90,9 @@ def find(paths: list[str | Path]) -> Iterator[StoredCampaign]:
             if real not in seen:
                 seen.add(real)
                 yield load(folder)
+
+
+def add_paths_argument(parser: Any) -> None:
+    """The campaign folders an ``agentic-*`` command reads (an argparse positional)."""
+    parser.add_argument("paths", nargs="+", metavar="DIR",
+                        help="a campaign folder, or a folder holding campaign folders (e.g. agentic-results/)")

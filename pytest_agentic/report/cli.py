@@ -26,8 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="agentic-report",
         description="Write a self-contained HTML report (charts and every transcript) of pytest-agentic "
                     "campaign folders: one campaign's report.html in its folder, or one page for several.")
-    parser.add_argument("paths", nargs="+", metavar="DIR",
-                        help="a campaign folder, or a folder holding campaign folders (e.g. agentic-results/)")
+    stored.add_paths_argument(parser)
     parser.add_argument("-o", "--output", metavar="FILE",
                         help=f"the page to write (default: {REPORT_NAME} in the campaign folder for one "
                              f"campaign, ./{DEFAULT_PAGE} for several)")

@@ -90,8 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="agentic-leaderboard",
         description="Rank models across pytest-agentic campaign folders: score, pass rate with its 95%% "
                     "interval clustered by task, total cost and cost per pass.")
-    parser.add_argument("paths", nargs="+", metavar="DIR",
-                        help="a campaign folder, or a folder holding campaign folders (e.g. agentic-results/)")
+    stored.add_paths_argument(parser)
     parser.add_argument("--format", choices=("md", "csv"), default="md", help="output format (default md)")
     parser.add_argument("--latest", action="store_true", help="keep only each model's newest campaign")
     args = parser.parse_args(argv)
