@@ -53,6 +53,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if spec is not None:
             markers.ensure(config, spec.id, f"agent task {spec.name}")
             item.add_marker(spec.id)
+    # Shards split the whole campaign (before resume), so every shard sees the same split.
+    selection.deselect_other_shards(config, items, session.shard)
     selection.deselect_finished(config, items, session.resume_done())
     modecache.mark_items(config, items)
     markers.check_expression(config, items)
