@@ -11,9 +11,8 @@ import pytest
 from . import options, outcome
 from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
-from .campaign.untrusted import code_span
+from .campaign.notes import campaign_notes
 from .campaign.writer import Campaign
-from .run import textcalls
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import AgenticSession
 from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
@@ -95,6 +94,7 @@ class Controller:
     def start_servers(self) -> None:
         """Start each selected entry's local server once per session (before xdist starts workers)."""
         from .outcome import safe_name
+        from .servers.config import with_slots
         from .servers.lifecycle import ServerStartError, preflight, start
 
         entries = [e for e in self.session.selected_models() if e.server]
@@ -107,7 +107,7 @@ class Controller:
                 # moved into the campaign folder at the end.
                 log = Path(tempfile.mkdtemp(prefix="agentic-server-")) / f"server-{safe_name(entry.name)}.log"
                 self.server_logs.append(log)
-                server = start(entry.name, entry.server, log)
+                server = start(entry.name, with_slots(entry.server, self.in_flight(entry)), log)
                 self.servers.append(server)
                 self.session.api_bases[entry.name] = server.api_base
                 self.campaign.servers[entry.name] = {"kind": entry.server["kind"], "api_base": server.api_base,
@@ -115,6 +115,13 @@ class Controller:
         except (ServerStartError, ValueError) as exc:
             self.stop_servers()
             raise pytest.UsageError(f"{self.session.models_path}: {exc}") from None
+
+    def in_flight(self, entry) -> int:  # type: ignore[no-untyped-def]
+        """The most runs of ``entry`` this session has in flight at once, over all its processes."""
+        option = self.session.config.option
+        workers = getattr(option, "numprocesses", None) if getattr(option, "dist", "no") != "no" else None
+        per_process = min(self.session.concurrency, entry.max_concurrency or self.session.concurrency)
+        return per_process * (workers if isinstance(workers, int) and workers > 0 else 1)
 
     def stop_servers(self) -> None:
         while self.servers:
@@ -151,6 +158,7 @@ class Controller:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not session.shouldstop
         self.campaign.notes = self.notes()
+        self.campaign.budget_skipped = self.budget_skipped
         if self.campaign.path is not None:
             # The gates may change the exit status; pytest returns session.exitstatus as set here.
             session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures,
@@ -175,29 +183,10 @@ class Controller:
 
     def notes(self) -> list[str]:
         """What a reader must know about this campaign beyond the tables."""
-        notes = []
-        models = {r["model"] for r in self.campaign.records}
-        for name in sorted(models):
-            entry = self.session.registry.entries.get(name) if self.session.models_path.is_file() else None
-            if entry is not None and entry.caveat:
-                notes.append(f"model {name!r}: {entry.caveat}")
-        if self.budget_skipped:
-            notes.append(f"{self.budget_skipped} runs skipped: the campaign budget of ${self.session.budget:g} was spent")
-        by_model: dict[str, list] = {}
-        for r in self.campaign.records:
-            by_model.setdefault(r["model"], []).append(r)
-        for model, runs in sorted(by_model.items()):
-            infra = [r for r in runs if r["failure_mode"] == "infra_error"]
-            if infra and len(infra) == len(runs):
-                notes.append(f"the endpoint of model {model!r} looks down: all {len(runs)} runs failed with "
-                             f"infra_error (last cause: {code_span(infra[-1]['infra_cause'] or '')})")
-            elif infra:
-                notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
-                             "(not counted against the model; see summary.md)")
-            as_text = textcalls.note(model, runs)
-            if as_text:
-                notes.append(as_text)
-        return notes
+        caveats = {}
+        if self.session.models_path.is_file():
+            caveats = {name: e.caveat for name, e in self.session.registry.entries.items()}
+        return campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         campaign = self.campaign

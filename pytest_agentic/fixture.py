@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from .run.models import ModelEntry
 from .run.records import RunResult
 from .run.redact import redact
 from .session import Case, AgenticSession
-from .run.task import TaskInstance, TaskSpec
+from .run.task import Solution, TaskInstance, TaskSpec
 from .run.tools import Workspace, get_tools
 
 RESULT_KEY = pytest.StashKey[RunResult]()
@@ -36,6 +38,11 @@ class Agent:
         self.workspace = Workspace(root, tool_timeout=self.limits.tool_timeout_s)
         self.workspace.populate(self.instance.files)
         self.result: RunResult | None = None
+        #: The run started ahead of the test under --agentic-concurrency (see ``scheduler``).
+        self.future: Future[RunResult] | None = None
+        #: Set instead of a run when the campaign budget was spent before the run could start.
+        self.budget_skip: str | None = None
+        self._script: Solution | None = None
 
     @property
     def model(self) -> str:
@@ -45,14 +52,19 @@ class Agent:
     def run_index(self) -> int:
         return self.case.run
 
-    def run(self) -> RunResult:
-        """Run the agent once; fails the test when the run did not reach a final answer."""
-        if self.result is not None:
-            raise RuntimeError("agent.run() was already called for this run; each run starts clean")
+    def script(self) -> Solution | None:
+        """What a scripted model plays (read once, in the thread that prepares the run)."""
+        if self.entry.scripted and self._script is None:
+            self._script = self.session.script(self.spec, self.case, self.entry, self.instance)
+        return self._script
+
+    def execute(self, should_stop: Callable[[], bool] | None = None) -> RunResult:
+        """The agent loop, once, in this thread or a pool's; its cost goes to the ledger at once."""
         key = None
         metadata = {"agentic_task": self.spec.id, "agentic_run": self.case.run}
-        if self.entry.scripted:
-            key = scripted.register(self.session.script(self.spec, self.case, self.entry, self.instance))
+        script = self.script()
+        if script is not None:
+            key = scripted.register(script)
             metadata[scripted.METADATA_KEY] = key
         try:
             result = run_agent(
@@ -65,6 +77,7 @@ class Agent:
                 limits=self.limits,
                 metadata=metadata,
                 faults={k: list(v) for k, v in self.instance.tool_faults.items()},
+                should_stop=should_stop,
             )
         finally:
             if key:
@@ -72,6 +85,16 @@ class Agent:
         if self.session.ledger is not None:
             self.session.ledger.add(result.cost_usd)
         _redact_in_place(result, self.session.secrets)
+        return result
+
+    def run(self) -> RunResult:
+        """Run the agent once; fails the test when the run did not reach a final answer.
+
+        Under ``--agentic-concurrency`` the run was started ahead of the test: this waits for it.
+        """
+        if self.result is not None:
+            raise RuntimeError("agent.run() was already called for this run; each run starts clean")
+        result = self.future.result() if self.future is not None else self.execute()
         self.result = result
         self.item.stash[RESULT_KEY] = result
         if result.infra_error is not None:
@@ -102,10 +125,24 @@ def make_agent(request: pytest.FixtureRequest, case: Case, tmp_path: Path) -> Ag
     spec = task_spec_of(request.node)
     assert spec is not None, "pytest_generate_tests refuses agent tests without @pytest_agentic.task"
     session = request.config.stash[SESSION_KEY]
+    # A run started ahead (--agentic-concurrency) is judged whatever the budget says now: it was
+    # started before the budget was spent, and a finished run is never dropped.
+    agent = session.scheduler.claim(request.node) if session.scheduler is not None else None
+    if agent is None:
+        budget_skip = spent_message(session)
+        if budget_skip:
+            pytest.skip(budget_skip)
+        agent = Agent(session, request.node, spec, case, tmp_path / "workspace")
+    elif agent.budget_skip:
+        pytest.skip(agent.budget_skip)
+    request.node.stash[CONTEXT_KEY] = agent
+    return agent
+
+
+def spent_message(session: AgenticSession) -> str | None:
+    """Why no further run may start (the campaign budget is spent), or None."""
     if session.budget is not None and session.ledger is not None:
         spent = session.ledger.spent()
         if spent >= session.budget:
-            pytest.skip(skip_message(session.budget, spent))
-    agent = Agent(session, request.node, spec, case, tmp_path / "workspace")
-    request.node.stash[CONTEXT_KEY] = agent
-    return agent
+            return skip_message(session.budget, spent)
+    return None

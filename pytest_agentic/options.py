@@ -22,6 +22,8 @@ MAX_INFRA_ERRORS = "agentic_max_infra_errors"
 GATE_ONLY = "agentic_gate_only"
 RESCORE = "agentic_rescore"
 PREDICTIONS = "agentic_predictions"
+CONCURRENCY = "agentic_concurrency"
+SHARD = "agentic_shard"
 
 DEFAULT_RUNS = 3
 
@@ -73,6 +75,20 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _shard(text: str) -> tuple[int, int]:
+    """``K/N``: the K-th of N shards, 1 <= K <= N."""
+    import argparse
+
+    k, sep, n = text.partition("/")
+    try:
+        index, count = int(k), int(n)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected K/N such as 2/3, got {text!r}") from None
+    if not sep or count < 1 or not 1 <= index <= count:
+        raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N, got {text!r}")
+    return index, count
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("agentic", "agent evaluation (pytest-agentic)")
     group.addoption("--model", dest=MODEL, action="append", default=[], metavar="NAME",
@@ -99,6 +115,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--agentic-rescore", dest=RESCORE, default=None, metavar="PATH",
                     help="re-judge a stored campaign with the current checkers by replaying its recorded tool "
                          "calls; no model is called")
+    group.addoption("--agentic-concurrency", dest=CONCURRENCY, type=_positive_int, default=None, metavar="N",
+                    help="agent runs in flight at once in each pytest process, started ahead of the test "
+                         "bodies, which still judge them in order (default 1; ini agentic_concurrency)")
+    group.addoption("--agentic-shard", dest=SHARD, type=_shard, default=None, metavar="K/N",
+                    help="run the K-th of N balanced shards of the campaign's runs (merge the shard "
+                         "campaigns with agentic-merge)")
     gates = parser.getgroup("agentic gates", "CI gates on the campaign (pytest-agentic); a failed gate exits 6")
     gates.addoption("--agentic-min-pass-rate", dest=MIN_PASS_RATE, type=_fraction, default=None, metavar="X",
                     help="fail when a model's overall pass rate is under X (0.6 or 60%%)")
@@ -113,6 +135,19 @@ def add_options(parser: pytest.Parser) -> None:
                          "make the session fail; other failed tests still do, and so do infra errors unless "
                          "--agentic-max-infra-errors bounds them")
     parser.addini("agentic_runs", "default runs per task and model", default=str(DEFAULT_RUNS))
+    parser.addini("agentic_concurrency", "default agent runs in flight per pytest process", default="1")
+
+
+def whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int:
+    """An ini value that must be a whole number of at least ``minimum``, named when it is not."""
+    raw = config.getini(name)
+    try:
+        value = int(raw)
+    except ValueError:
+        raise pytest.UsageError(f"ini option {name}: expected a whole number, got {raw!r}") from None
+    if value < minimum:
+        raise pytest.UsageError(f"ini option {name}: expected {minimum} or more, got {value}")
+    return value
 
 
 def option(config: pytest.Config, name: str) -> Any:

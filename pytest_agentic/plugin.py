@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from . import markers, options, outcome
-from . import selection
+from . import scheduler, selection
 from .campaign import modecache
 from .controller import Controller
 from .fixture import Agent, make_agent
@@ -53,11 +53,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if spec is not None:
             markers.ensure(config, spec.id, f"agent task {spec.name}")
             item.add_marker(spec.id)
+    # Shards split the whole campaign (before resume), so every shard sees the same split.
+    selection.deselect_other_shards(config, items, session.shard)
     selection.deselect_finished(config, items, session.resume_done())
     modecache.mark_items(config, items)
     markers.check_expression(config, items)
     if session.replay is not None:
         selection.deselect_unrecorded(config, items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session):  # type: ignore[no-untyped-def]
+    prefetcher = scheduler.start(session)
+    try:
+        return (yield)
+    finally:
+        scheduler.finish(session, prefetcher)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    session = item.config.stash[SESSION_KEY]
+    if session.scheduler is not None:
+        session.scheduler.top_up(item, nextitem)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -41,3 +41,29 @@ def deselect_finished(config: pytest.Config, items: list[Any], done: set[Key]) -
 def deselect_unrecorded(config: pytest.Config, items: list[Any]) -> None:
     """Under a rescore, drop (as deselected) the agent tests of tasks the stored campaign did not run."""
     deselect(config, items, lambda item: task_spec_of(item) is not None and case_of(item) is None)
+
+
+def shard_of(items: list[Any], count: int) -> dict[str, int]:
+    """Shard (1..count) of each agent test: its (task, model, run) dealt round-robin in sorted order.
+
+    Deterministic (the same collection gives the same split on every machine) and balanced:
+    shards differ by at most one run, and each task's runs spread over the shards.
+    """
+    keys = sorted({(spec.id, case.model, case.run) for item in items
+                   if (spec := task_spec_of(item)) is not None and (case := case_of(item)) is not None})
+    position = {key: i % count + 1 for i, key in enumerate(keys)}
+    out: dict[str, int] = {}
+    for item in items:
+        spec, case = task_spec_of(item), case_of(item)
+        # A test that is not an agent run (a plain test in the suite) runs in shard 1.
+        out[item.nodeid] = position[(spec.id, case.model, case.run)] if spec and case else 1
+    return out
+
+
+def deselect_other_shards(config: pytest.Config, items: list[Any], shard: tuple[int, int] | None) -> None:
+    """Under --agentic-shard K/N, drop (as deselected) the tests of the other shards."""
+    if shard is None:
+        return
+    index, count = shard
+    owner = shard_of(items, count)
+    deselect(config, items, lambda item: owner[item.nodeid] != index)

@@ -39,6 +39,14 @@ class AgenticSession:
             except ValueError:
                 raise pytest.UsageError(f"ini option agentic_runs: expected a whole number, got {ini!r}") from None
         self.runs: int = runs
+        concurrency = options.option(config, options.CONCURRENCY)
+        #: Agent runs in flight at once in this process (``--agentic-concurrency``); 1 runs each in its test.
+        self.concurrency: int = (concurrency if concurrency is not None
+                                 else options.whole_number_ini(config, "agentic_concurrency", 1))
+        #: (K, N) under ``--agentic-shard K/N``.
+        self.shard: tuple[int, int] | None = options.option(config, options.SHARD)
+        #: The runs started ahead of their tests (``scheduler.Prefetcher``), set in the process running items.
+        self.scheduler: Any = None
         seed = options.option(config, options.SEED)
         self.seed: int = CANONICAL_SEED if seed is None else seed
         models_file = options.option(config, options.MODELS_FILE)
@@ -172,7 +180,10 @@ class AgenticSession:
             "models": [e.public() for e in self.selected_models()],
             "runs": self.runs,
             "seed": self.seed,
+            "concurrency": self.concurrency,
         }
+        if self.shard is not None:
+            described["shard"] = {"index": self.shard[0], "count": self.shard[1]}
         if self.replay is not None:
             described.update(self.replay.describe())
         return described

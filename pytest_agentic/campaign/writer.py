@@ -39,6 +39,7 @@ class CampaignSettings(Protocol):
     resume_dir: Path | None
     replay: Any
     secrets: Any
+    shard: tuple[int, int] | None
 
     def selected_models(self) -> list[Any]: ...
 
@@ -60,6 +61,8 @@ class Campaign:
         self.notes: list[str] = []
         #: Local model servers of this session, by model entry (set by the controller).
         self.servers: dict[str, dict[str, Any]] = {}
+        #: Runs skipped because the campaign budget was spent (set by the controller).
+        self.budget_skipped = 0
         if session.resume_dir is not None:
             from .resume import load_manifest, load_runs
 
@@ -103,6 +106,8 @@ class Campaign:
         if self.session.replay is not None:
             models = f"rescore-{models}"
         base = f"{stamp}-{models}"
+        if self.session.shard is not None:
+            base += f"-shard{self.session.shard[0]}of{self.session.shard[1]}"
         self.session.out_dir.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
             candidate = self.session.out_dir / (base if n == 1 else f"{base}-{n}")
@@ -146,6 +151,7 @@ class Campaign:
                         for model, (est, power) in tables.overall_by_model(self.records).items()},
             "notes": self.notes,
             "budget_usd": self.session.budget,
+            "budget_skipped": self.budget_skipped,
             "servers": self.servers,
             "machine": provenance.machine(),
             "packages": provenance.packages(),
@@ -166,33 +172,41 @@ class Campaign:
             return
         self.finished_at = _now()
         self.complete = complete
-        records = sorted(self.records, key=_sort_key)
-        # Rewritten in a stable order, so plain and xdist sessions give the same file.
-        with (self.path / "runs.jsonl").open("w", encoding="utf-8") as fh:
-            for r in records:
-                fh.write(json.dumps(r, sort_keys=True) + "\n")
-        max_k = max((self.session.runs, 1))
-        self._csv("pass_rate_by_task.csv", tables.pass_rate_by_task(records, max_k))
-        self._csv("failure_mode_histogram.csv", tables.failure_mode_histogram(records))
-        self._csv("tool_calls_by_task.csv", tables.tool_calls_by_task(records))
-        self._csv("cost_breakdown.csv", tables.cost_breakdown(records))
-        (self.path / "cross_task_consistency.md").write_text(consistency_markdown(records), encoding="utf-8")
-        sections = self.verdicts.sections(records) if self.verdicts is not None else []
-        summary = summary_markdown(records, campaign_id=self.path.name, seed=self.session.seed,
-                                   runs=self.session.runs, complete=self.complete, started_at=self.started_at,
-                                   finished_at=self.finished_at, notes=self.notes, sections=sections)
-        (self.path / "summary.md").write_text(summary, encoding="utf-8")
+        sections = self.verdicts.sections(sorted(self.records, key=_sort_key)) if self.verdicts is not None else []
+        write_artefacts(self.path, self.records, runs=self.session.runs, seed=self.session.seed,
+                        complete=self.complete, started_at=self.started_at, finished_at=self.finished_at,
+                        notes=self.notes, sections=sections)
         self.write_manifest()
 
-    def _csv(self, name: str, rows: list[dict[str, Any]]) -> None:
-        assert self.path is not None
-        with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
-            if not rows:
-                return
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: "" if v is None else v for k, v in row.items()})
+
+def write_artefacts(path: Path, records: list[RunRecord], *, runs: int, seed: int, complete: bool,
+                    started_at: str, finished_at: str | None, notes: list[str],
+                    sections: list[tuple[str, str]]) -> None:
+    """runs.jsonl in a stable order, the tables and summary.md (all but the manifest)."""
+    records = sorted(records, key=_sort_key)
+    # Rewritten in a stable order, so plain, xdist and merged shard sessions give the same file.
+    with (path / "runs.jsonl").open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r, sort_keys=True) + "\n")
+    max_k = max((runs, 1))
+    _csv(path / "pass_rate_by_task.csv", tables.pass_rate_by_task(records, max_k))
+    _csv(path / "failure_mode_histogram.csv", tables.failure_mode_histogram(records))
+    _csv(path / "tool_calls_by_task.csv", tables.tool_calls_by_task(records))
+    _csv(path / "cost_breakdown.csv", tables.cost_breakdown(records))
+    (path / "cross_task_consistency.md").write_text(consistency_markdown(records), encoding="utf-8")
+    summary = summary_markdown(records, campaign_id=path.name, seed=seed, runs=runs, complete=complete,
+                               started_at=started_at, finished_at=finished_at, notes=notes, sections=sections)
+    (path / "summary.md").write_text(summary, encoding="utf-8")
 
 
-__all__ = ["Campaign", "markdown_table"]
+def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        if not rows:
+            return
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+
+
+__all__ = ["Campaign", "markdown_table", "write_artefacts"]

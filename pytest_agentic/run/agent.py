@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -98,8 +98,13 @@ def run_agent(
     limits: Limits,
     metadata: Mapping[str, Any],
     faults: Mapping[str, list[str]] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> RunResult:
-    """Drive the model on ``prompt`` until it answers or a limit stops it."""
+    """Drive the model on ``prompt`` until it answers or a limit stops it.
+
+    ``should_stop`` is asked before each model call; when it says yes (the session is
+    stopping: ``-x``, Ctrl-C) the run ends as ``cancelled``, a run that is never judged.
+    """
     result = RunResult(workspace=workspace.root, cost_usd=0.0)
     system_text = SYSTEM_PROMPT + ("\n\n" + system if system else "")
     result.messages = [{"role": "system", "content": system_text}, {"role": "user", "content": prompt}]
@@ -111,6 +116,9 @@ def run_agent(
     for turn in range(1, limits.max_turns + 1):
         if time.monotonic() - started > limits.max_seconds:
             result.stop_reason = "max_seconds"
+            break
+        if should_stop is not None and should_stop():
+            result.stop_reason = "cancelled"
             break
         try:
             outcome = call_model(entry, api_base=api_base, messages=result.messages, tools=schemas,

@@ -28,6 +28,8 @@ ENTRY_KEYS = {
     "required_env": "names of environment variables the provider needs (e.g. AWS credentials)",
     "limits": "per-run limits overriding the task's (max_turns, max_seconds, ...)",
     "server": "a local server the plugin starts: kind llama.cpp or vllm",
+    "max_concurrency": "the most runs of this model in flight at once under --agentic-concurrency "
+                       "(a provider's rate limit), per pytest process",
 }
 PRICE_KEYS = ("input_per_token", "output_per_token")
 #: Parameters the harness sets itself; an entry may not override them.
@@ -52,6 +54,7 @@ class ModelEntry:
     server: Mapping[str, Any] | None = None
     description: str = ""
     caveat: str = ""
+    max_concurrency: int | None = None
 
     @property
     def scripted(self) -> bool:
@@ -78,6 +81,8 @@ class ModelEntry:
             "required_env": list(self.required_env),
             "limits": dict(self.limits),
             "server": dict(self.server) if self.server is not None else None,
+            "max_concurrency": self.max_concurrency,
+            "caveat": self.caveat,
         }
 
 
@@ -164,6 +169,11 @@ def _entry(path: Path, name: str, raw: Any) -> ModelEntry:
         if server.get("kind") not in SERVER_KINDS:
             kinds = " or ".join(repr(k) for k in SERVER_KINDS)
             raise ModelsFileError(f"{where}: key 'server.kind' must be {kinds}, got {server.get('kind')!r}")
+    max_concurrency = raw.get("max_concurrency")
+    if max_concurrency is not None and (isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int)
+                                        or max_concurrency < 1):
+        raise ModelsFileError(f"{where}: key 'max_concurrency' must be a whole number of 1 or more, "
+                              f"got {max_concurrency!r}")
     return ModelEntry(
         name=name,
         model=model,
@@ -177,6 +187,7 @@ def _entry(path: Path, name: str, raw: Any) -> ModelEntry:
         server=server,
         description=raw.get("description", ""),
         caveat=raw.get("caveat", ""),
+        max_concurrency=max_concurrency,
     )
 
 

@@ -30,6 +30,7 @@ StopReason = Literal[
     "max_tool_seconds",
     "infra_error",  # the model call failed after retries
     "not_started",  # the test failed before the agent ran
+    "cancelled",  # the session stopped (-x, Ctrl-C) while the run was in flight; never judged
 ]
 
 

@@ -122,6 +122,10 @@ def _install() -> None:
     ]
 
 
+_installing = threading.Lock()
+
+
 def ensure_installed() -> None:
-    """Register the provider with litellm (idempotent; imports litellm)."""
-    _install()
+    """Register the provider with litellm (idempotent and thread-safe; imports litellm)."""
+    with _installing:
+        _install()

@@ -222,6 +222,19 @@ def default_threads() -> int:
     return max(1, min(8, cpus - 1))
 
 
+def with_slots(cfg: Mapping[str, Any], in_flight: int) -> dict[str, Any]:
+    """A llama.cpp server gets a slot for each run the session may send it at once.
+
+    ``in_flight`` is what the session sends (``--agentic-concurrency`` times the xdist workers,
+    capped by the entry's ``max_concurrency``); an explicit ``parallel`` key wins. Each slot
+    has ``ctx_size`` tokens of context, so memory grows with the slots.
+    """
+    out = dict(cfg)
+    if out.get("kind") == "llama.cpp" and "parallel" not in out:
+        out["parallel"] = max(1, in_flight)
+    return out
+
+
 def llama_argv(entry_name: str, cfg: Mapping[str, Any], port: int) -> list[str]:
     try:
         model_path = _gguf.resolve(cfg["gguf"])
@@ -230,7 +243,8 @@ def llama_argv(entry_name: str, cfg: Mapping[str, Any], port: int) -> list[str]:
     argv = [
         sys.executable, "-m", "pytest_agentic.servers.llama_server",
         "--model", str(model_path), "--host", HOST, "--port", str(port),
-        "--ctx-size", str(cfg.get("ctx_size", 4096)),
+        # llama.cpp splits its context among the slots: each slot gets ctx_size.
+        "--ctx-size", str(cfg.get("ctx_size", 4096) * cfg.get("parallel", 1)),
         "--threads", str(cfg.get("threads", default_threads())),
         "--parallel", str(cfg.get("parallel", 1)),
         "--alias", entry_name,

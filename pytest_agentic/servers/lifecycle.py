@@ -11,8 +11,9 @@ Two kinds:
     The embedded CPU default: llama.cpp's own HTTP server from the
     ``xllamacpp`` wheel, run as ``python -m pytest_agentic.servers.llama_server``.
     Keys: ``gguf`` (built-in model name or GGUF path, required), ``ctx_size``
-    (4096), ``threads`` (default: all CPUs but one, 1 to 8; 0: llama.cpp's
-    own choice), ``parallel`` (1),
+    (4096, the context of each slot), ``threads`` (default: all CPUs but one, 1 to 8;
+    0: llama.cpp's own choice), ``parallel`` (slots, each a run in flight; default:
+    as many as the session sends at once, see ``servers.config.slots_for``),
     ``chat_template`` (name of a template in ``chat_templates``, or ``model``
     for the GGUF's own; the built-in SmolLM2 defaults to ``SMOLLM2_TOOLS``),
     ``chat_template_file`` (a jinja file), ``params`` (extra

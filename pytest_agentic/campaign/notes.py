@@ -1,0 +1,35 @@
+"""The sentences a reader of a campaign must know beyond its tables (summary.md, the terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..run import textcalls
+from ..run.records import RunRecord
+from .untrusted import code_span
+
+
+def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_skipped: int,
+                   budget: float | None) -> list[str]:
+    """Model caveats, runs the budget skipped, endpoints that look down or lost runs, tool calls written as text."""
+    notes = []
+    for name in sorted({r["model"] for r in records}):
+        if caveats.get(name):
+            notes.append(f"model {name!r}: {caveats[name]}")
+    if budget_skipped:
+        notes.append(f"{budget_skipped} runs skipped: the campaign budget of ${budget:g} was spent")
+    by_model: dict[str, list[RunRecord]] = {}
+    for r in records:
+        by_model.setdefault(r["model"], []).append(r)
+    for model, runs in sorted(by_model.items()):
+        infra = [r for r in runs if r["failure_mode"] == "infra_error"]
+        if infra and len(infra) == len(runs):
+            notes.append(f"the endpoint of model {model!r} looks down: all {len(runs)} runs failed with "
+                         f"infra_error (last cause: {code_span(infra[-1]['infra_cause'] or '')})")
+        elif infra:
+            notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
+                         "(not counted against the model; see summary.md)")
+        as_text = textcalls.note(model, runs)
+        if as_text:
+            notes.append(as_text)
+    return notes

@@ -1,0 +1,179 @@
+"""Agent runs started ahead of pytest's item loop, N at a time (``--agentic-concurrency N``).
+
+The process that runs the items (the only one, or each xdist worker) keeps the next runs
+in flight on a ``run.pool.RunPool`` while pytest works through its items one by one: when
+an item starts, the runs of the items after it, up to a window of ``2 * N``, are prepared
+(a fresh workspace each, made here in the main thread before its run starts) and submitted
+in pytest's order. The item's ``agent`` fixture claims its prepared run; its test body, the
+checker, waits for the run and judges it in order, so reports, markers, JUnit properties
+and records are those of a sequential session. An item with no prepared run (a skip
+marker, concurrency 1, a run the window did not reach) runs in its test as before.
+
+Which items come next: in a plain session, ``session.items`` in order; in an xdist worker,
+the items the controller has sent it and not yet run (xdist's ``WorkerInteractor.torun``),
+so N is per worker. Under ``--dist worksteal`` only the next item is run ahead, as any
+other sent item may be taken back.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .fixture import Agent, spent_message
+from .run.pool import RunPool
+from .run.task import task_spec_of
+from .session import SESSION_KEY, AgenticSession
+
+
+def caps_of(session: AgenticSession) -> dict[str, int]:
+    """Per-model caps: ``max_concurrency``, and a local server's explicit slot count."""
+    caps: dict[str, int] = {}
+    for entry in session.selected_models():
+        limits = [entry.max_concurrency, (entry.server or {}).get("parallel")]
+        limits = [n for n in limits if n]
+        if limits:
+            caps[entry.name] = min(limits)
+    return caps
+
+
+class Prefetcher:
+    def __init__(self, session: AgenticSession, pytest_session: pytest.Session) -> None:
+        self.session = session
+        self.items = pytest_session.items
+        self.config = pytest_session.config
+        self.pool = RunPool(session.concurrency, caps_of(session))
+        self.window = 2 * session.concurrency
+        #: Prepared and not yet claimed, by node id; a claimed run leaves (memory stays bounded).
+        self.agents: dict[str, Agent] = {}
+        self._started: dict[str, threading.Event] = {}
+        self._seen: set[str] = set()
+        self._index = {item.nodeid: i for i, item in enumerate(self.items)}
+        self._worker = next((p for p in self.config.pluginmanager.get_plugins()
+                             if type(p).__name__ == "WorkerInteractor"), None)
+        self._worksteal = getattr(self.config.option, "dist", None) == "worksteal"
+        self._factory = getattr(self.config, "_tmp_path_factory", None)
+        _ = session.secrets  # read the environment once, here, not from the pool's threads
+
+    # -- which items come next --------------------------------------------------
+    def upcoming(self, item: pytest.Item, nextitem: pytest.Item | None) -> list[pytest.Item]:
+        if self._worker is None:
+            start = self._index.get(item.nodeid, len(self.items))
+            return self.items[start:start + self.window + 1]
+        ahead = [nextitem] if nextitem is not None else []
+        if not self._worksteal:
+            with self._worker.torun.lock() as queue:
+                ahead += [self.items[i] for i in list(queue)[: self.window] if isinstance(i, int)]
+        return [item, *ahead][: self.window + 1]
+
+    @staticmethod
+    def eligible(item: pytest.Item) -> bool:
+        if "agent" not in getattr(item, "fixturenames", ()) or task_spec_of(item) is None:
+            return False
+        # A run that pytest may not judge is not started ahead (it runs in its test, if at all).
+        if any(item.iter_markers("skip")) or any(item.iter_markers("skipif")):
+            return False
+        return not any(m.kwargs.get("run", True) is False for m in item.iter_markers("xfail"))
+
+    # -- starting runs ------------------------------------------------------------
+    def top_up(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        if self.pool.stopping.is_set():
+            return
+        for upcoming in self.upcoming(item, nextitem):
+            if upcoming.nodeid in self._seen:
+                continue
+            self._seen.add(upcoming.nodeid)
+            if self.eligible(upcoming):
+                self.submit(upcoming)
+
+    def workspace_root(self, item: pytest.Item) -> Path:
+        name = re.sub(r"[\W]", "_", item.name)[:30]
+        if self._factory is not None:
+            return self._factory.mktemp(name, numbered=True) / "workspace"
+        return Path(tempfile.mkdtemp(prefix=f"{name}-")) / "workspace"
+
+    def submit(self, item: pytest.Item) -> None:
+        spec = task_spec_of(item)
+        case = item.callspec.params["agentic_case"]  # type: ignore[attr-defined]
+        try:
+            agent = Agent(self.session, item, spec, case, self.workspace_root(item))
+            agent.script()
+        except Exception:  # noqa: BLE001 - the item's own fixture meets the same error, in its test
+            return
+        started = threading.Event()
+        self._started[item.nodeid] = started
+        self.agents[item.nodeid] = agent
+        agent.future = self.pool.submit(case.model, lambda: self._job(agent, started))
+
+    def _job(self, agent: Agent, started: threading.Event) -> Any:
+        # No run starts once the budget is spent: checked as each run starts, not when queued.
+        agent.budget_skip = spent_message(self.session)
+        started.set()
+        if agent.budget_skip:
+            return None
+        return agent.execute(should_stop=self.pool.stopping.is_set)
+
+    # -- the item's fixture ---------------------------------------------------------
+    def claim(self, item: pytest.Item) -> Agent | None:
+        """The run prepared for ``item``, once it has started (or was refused by the budget)."""
+        agent = self.agents.pop(item.nodeid, None)
+        if agent is None:
+            return None
+        started = self._started.pop(item.nodeid)
+        assert agent.future is not None
+        while not started.wait(0.2):
+            if agent.future.done():
+                break
+        return agent
+
+    # -- the end ------------------------------------------------------------------
+    def stop(self) -> dict[str, int]:
+        """Cancel what has not started, stop what runs; count the runs left unjudged."""
+        unclaimed = list(self.agents.values())
+        self.agents.clear()
+        cancelled = self.pool.stop(wait_s=0.0)
+        counts = {"cancelled": cancelled, "stopped": 0, "finished": 0}
+        for agent in unclaimed:
+            future = agent.future
+            if future is None or future.cancelled():
+                continue
+            if not future.done():
+                counts["stopped"] += 1
+            elif not agent.budget_skip:
+                counts["finished"] += 1
+        return counts
+
+
+def start(pytest_session: pytest.Session) -> Prefetcher | None:
+    """A prefetcher for the process that runs the items, when concurrency is asked for."""
+    config = pytest_session.config
+    session = config.stash[SESSION_KEY]
+    if (session.concurrency <= 1 or config.option.collectonly or not pytest_session.items
+            or config.pluginmanager.has_plugin("dsession")):  # the xdist controller runs no item
+        return None
+    if not any(Prefetcher.eligible(item) for item in pytest_session.items):
+        return None
+    prefetcher = Prefetcher(session, pytest_session)
+    session.scheduler = prefetcher
+    return prefetcher
+
+
+def finish(pytest_session: pytest.Session, prefetcher: Prefetcher | None) -> None:
+    if prefetcher is None:
+        return
+    session = pytest_session.config.stash[SESSION_KEY]
+    session.scheduler = None
+    counts = prefetcher.stop()
+    left = sum(counts.values())
+    reporter = pytest_session.config.pluginmanager.get_plugin("terminalreporter")
+    if left and reporter is not None and not session.is_worker:
+        reporter.write_line(
+            f"agentic: the session stopped with {left} runs started ahead and not judged "
+            f"({counts['cancelled']} not started, {counts['stopped']} stopped in flight, "
+            f"{counts['finished']} finished); none is recorded; --agentic-resume runs them",
+            yellow=True)
