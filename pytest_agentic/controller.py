@@ -156,7 +156,9 @@ class Controller:
             self.other_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not session.shouldstop
+        # -x stops the session through shouldfail, Ctrl-C and the like through shouldstop.
+        complete = (exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not session.shouldstop
+                    and not session.shouldfail)
         self.campaign.notes = self.notes()
         self.campaign.budget_skipped = self.budget_skipped
         if self.campaign.path is not None:

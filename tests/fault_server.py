@@ -15,16 +15,22 @@ from pytest_agentic.run.task import Solution
 FAULTS = ("429", "500", "503", "timeout", "drop")
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 512  # a hundred runs may connect at once
+
+
 class FaultServer:
     """Serves /v1/chat/completions on 127.0.0.1; a share of the calls fail.
 
     ``solutions`` maps a task prompt to the solution played for it; ``fault_rate``
     is the share of calls answered with a fault (seeded, so a plain session sees
-    the same sequence every time); ``stall_s`` is how long a 'timeout' fault waits.
+    the same sequence every time); ``stall_s`` is how long a 'timeout' fault waits;
+    ``latency_s`` is how long every answer takes. ``peak`` counts the most calls in flight at once.
     """
 
     def __init__(self, solutions: dict[str, Solution], fault_rate: float = 0.0, seed: int = 0,
-                 stall_s: float = 2.0, echo_auth: bool = False, kinds: tuple[str, ...] = FAULTS) -> None:
+                 stall_s: float = 2.0, echo_auth: bool = False, kinds: tuple[str, ...] = FAULTS,
+                 latency_s: float = 0.0) -> None:
         self.solutions = solutions
         self.fault_rate = fault_rate
         self.rng = random.Random(seed)
@@ -34,7 +40,10 @@ class FaultServer:
         self.lock = threading.Lock()
         self.calls = 0
         self.faults: dict[str, int] = {}
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.latency_s = latency_s
+        self.in_flight = 0
+        self.peak = 0
+        self.httpd = _Server(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -95,6 +104,17 @@ class FaultServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                with server.lock:
+                    server.in_flight += 1
+                    server.peak = max(server.peak, server.in_flight)
+                try:
+                    time.sleep(server.latency_s)
+                    return self._answer(body)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _answer(self, body: dict[str, Any]) -> None:
                 fault = server._pick_fault()
                 if fault == "timeout":
                     time.sleep(server.stall_s)
