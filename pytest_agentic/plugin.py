@@ -12,6 +12,7 @@ from .campaign import modecache
 from .controller import Controller
 from .fixture import Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case
+from .run import llm
 from .run.task import task_spec_of
 from .validate import validate_instance
 
@@ -27,6 +28,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if not session.is_worker:
         options.check_rootdir(config)
         config.pluginmanager.register(Controller(session), "agentic-controller")
+
+
+def pytest_collection(session: pytest.Session) -> None:
+    # litellm's import (seconds) overlaps collection; benchmarks/concurrency.py measures the gain.
+    if session.config.stash[SESSION_KEY].calls_models():
+        llm.preload_in_background()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

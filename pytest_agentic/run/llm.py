@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,6 +33,17 @@ def litellm_module() -> Any:
 
     scripted.ensure_installed()
     return litellm
+
+
+def preload_in_background() -> threading.Thread:
+    """Import litellm on a daemon thread, so that its import (seconds) overlaps pytest's collection.
+
+    Safe: the first model call imports it anyway, and Python's per-module import locks make a
+    call that comes before the thread is done wait for the same import, not repeat it.
+    """
+    thread = threading.Thread(target=litellm_module, name="agentic-litellm-import", daemon=True)
+    thread.start()
+    return thread
 
 
 def _transient(litellm: Any) -> tuple[type[BaseException], ...]:
