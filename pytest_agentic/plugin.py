@@ -30,12 +30,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Controller(session), "agentic-controller")
 
 
-def pytest_collection(session: pytest.Session) -> None:
-    # litellm's import (seconds) overlaps collection; benchmarks/concurrency.py measures the gain.
-    if session.config.stash[SESSION_KEY].calls_models():
-        llm.preload_in_background()
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "agentic_case" not in metafunc.fixturenames:
         return
@@ -46,6 +40,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "@pytest_agentic.task(...)"
         )
     session = metafunc.config.stash[SESSION_KEY]
+    if session.calls_models():
+        # litellm's import (seconds) overlaps the rest of collection; benchmarks/concurrency.py measures it.
+        llm.preload_in_background()
     validate_instance(spec, session)
     cases = session.cases(spec)
     metafunc.parametrize("agentic_case", cases, ids=[f"{c.model}-run{c.run}" for c in cases])
@@ -71,6 +68,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session):  # type: ignore[no-untyped-def]
+    llm.wait_for_preload()
     prefetcher = scheduler.start(session)
     try:
         return (yield)

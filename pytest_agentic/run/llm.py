@@ -35,15 +35,32 @@ def litellm_module() -> Any:
     return litellm
 
 
-def preload_in_background() -> threading.Thread:
+_preload: threading.Thread | None = None
+
+
+def preload_in_background() -> None:
     """Import litellm on a daemon thread, so that its import (seconds) overlaps pytest's collection.
 
-    Safe: the first model call imports it anyway, and Python's per-module import locks make a
-    call that comes before the thread is done wait for the same import, not repeat it.
+    Started once, when collection meets the first agent test; ``wait_for_preload`` is called
+    before the first test runs, so the import never runs under a test's warning filters. A
+    failed import is left to the first model call, which imports litellm again and reports it.
     """
-    thread = threading.Thread(target=litellm_module, name="agentic-litellm-import", daemon=True)
-    thread.start()
-    return thread
+    global _preload
+    if _preload is None:
+        _preload = threading.Thread(target=_import_quietly, name="agentic-litellm-import", daemon=True)
+        _preload.start()
+
+
+def _import_quietly() -> None:
+    try:
+        litellm_module()
+    except BaseException:  # noqa: BLE001 - reported by the first model call's own import
+        pass
+
+
+def wait_for_preload() -> None:
+    if _preload is not None:
+        _preload.join()
 
 
 def _transient(litellm: Any) -> tuple[type[BaseException], ...]:
