@@ -12,6 +12,7 @@ from .campaign import modecache
 from .controller import Controller
 from .fixture import Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case
+from .run import llm
 from .run.task import task_spec_of
 from .validate import validate_instance
 
@@ -39,6 +40,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "@pytest_agentic.task(...)"
         )
     session = metafunc.config.stash[SESSION_KEY]
+    if session.calls_models():
+        # litellm's import (seconds) overlaps the rest of collection; benchmarks/concurrency.py measures it.
+        llm.preload_in_background()
     validate_instance(spec, session)
     cases = session.cases(spec)
     metafunc.parametrize("agentic_case", cases, ids=[f"{c.model}-run{c.run}" for c in cases])
@@ -64,6 +68,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session):  # type: ignore[no-untyped-def]
+    llm.wait_for_preload()
     prefetcher = scheduler.start(session)
     try:
         return (yield)

@@ -154,6 +154,15 @@ class AgenticSession:
                 self._resume_done = finished(load_runs(self.resume_dir))
         return self._resume_done
 
+    def calls_models(self) -> bool:
+        """Whether this process will call a model (so litellm is worth importing early)."""
+        config = self.config
+        if config.option.collectonly or config.pluginmanager.has_plugin("dsession"):
+            return False  # collect-only, or the xdist controller: its workers make the calls
+        if os.environ.get("AGENTIC_PRELOAD", "1") == "0":
+            return False
+        return bool(self.model_names) or self.models_path.is_file() or self.replay is not None
+
     # -- tasks --------------------------------------------------------------
     def cases(self, spec: TaskSpec | None = None) -> list[Case]:
         if self.replay is not None and spec is not None:

@@ -43,6 +43,8 @@ class FaultServer:
         self.latency_s = latency_s
         self.in_flight = 0
         self.peak = 0
+        #: Calls received, counted on arrival (``calls`` counts them once answered).
+        self.arrived = 0
         self.httpd = _Server(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -105,6 +107,7 @@ class FaultServer:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
+                    server.arrived += 1
                     server.in_flight += 1
                     server.peak = max(server.peak, server.in_flight)
                 try:

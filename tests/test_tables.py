@@ -42,3 +42,16 @@ def test_overall_pass_at_k_is_the_mean_over_tasks():
     assert overall["pass^3"] == 0.4  # only a and b pass every time
     e = next(r for r in tables.pass_rate_by_task(records, 3) if r["task"] == "e")
     assert (e["pass@1"], e["pass@2"], e["pass^2"]) == (0.3333, 0.6667, 0.0)
+
+
+def test_wilson_interval_equals_scipys():
+    from scipy.stats import binomtest
+
+    from pytest_agentic.campaign.stats import wilson_interval
+
+    for runs in range(1, 60):
+        for passed in range(runs + 1):
+            for confidence in (0.9, 0.95, 0.99):
+                ci = binomtest(passed, runs).proportion_ci(confidence_level=confidence, method="wilson")
+                low, high = wilson_interval(passed, runs, confidence)
+                assert abs(low - ci.low) < 1e-12 and abs(high - ci.high) < 1e-12, (passed, runs, confidence)

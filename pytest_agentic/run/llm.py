@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,6 +33,34 @@ def litellm_module() -> Any:
 
     scripted.ensure_installed()
     return litellm
+
+
+_preload: threading.Thread | None = None
+
+
+def preload_in_background() -> None:
+    """Import litellm on a daemon thread, so that its import (seconds) overlaps pytest's collection.
+
+    Started once, when collection meets the first agent test; ``wait_for_preload`` is called
+    before the first test runs, so the import never runs under a test's warning filters. A
+    failed import is left to the first model call, which imports litellm again and reports it.
+    """
+    global _preload
+    if _preload is None:
+        _preload = threading.Thread(target=_import_quietly, name="agentic-litellm-import", daemon=True)
+        _preload.start()
+
+
+def _import_quietly() -> None:
+    try:
+        litellm_module()
+    except BaseException:  # noqa: BLE001 - reported by the first model call's own import
+        pass
+
+
+def wait_for_preload() -> None:
+    if _preload is not None:
+        _preload.join()
 
 
 def _transient(litellm: Any) -> tuple[type[BaseException], ...]:
