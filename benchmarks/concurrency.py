@@ -78,8 +78,8 @@ def session(folder: Path, runs: int, args: list[str], server: FaultServer | None
     start = time.monotonic()
     # As a user's shell runs it: bytecode caches on (pytest's assertion-rewrite cache among them).
     base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    proc = subprocess.Popen(cmd, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**base, **(env or {})})
+    log = (out / "pytest.log").open("w")  # a file, not a pipe: a full pipe would stall pytest
+    proc = subprocess.Popen(cmd, cwd=folder, stdout=log, stderr=subprocess.STDOUT, env={**base, **(env or {})})
     peak, first_call = 0.0, None
     while proc.poll() is None:
         peak = max(peak, tree_rss_mb(proc.pid))
@@ -87,8 +87,9 @@ def session(folder: Path, runs: int, args: list[str], server: FaultServer | None
             first_call = time.monotonic() - start
         time.sleep(0.01 if first_call is None and server else 0.1)
     wall = time.monotonic() - start
-    proc.stdout.read()
-    records = [json.loads(line) for f in out.iterdir() for line in (f / "runs.jsonl").read_text().splitlines()]
+    log.close()
+    records = [json.loads(line) for f in out.iterdir() if f.is_dir()
+               for line in (f / "runs.jsonl").read_text().splitlines()]
     verdicts = sorted((r["task"], r["model"], r["run"], r["passed"], r["failure_mode"]) for r in records)
     return {"wall": wall, "peak_mb": peak, "verdicts": verdicts, "first_call": first_call,
             "in_flight": server.peak if server else None, "rc": proc.returncode}
