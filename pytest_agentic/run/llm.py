@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 import random
 import threading
 import time
@@ -25,6 +26,10 @@ class InfraError(Exception):
 def litellm_module() -> Any:
     """Import litellm the way the harness needs it: no network at import, quiet."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # litellm's import makes pydantic warn about its own TypedDicts (ReadOnly items): noise to a
+    # user, printed raw when the import runs on the preload thread. Only that message is ignored.
+    warnings.filterwarnings("ignore", message=r".*using the `ReadOnly` qualifier", category=UserWarning,
+                            module=r"pydantic\.")
     import litellm
 
     litellm.suppress_debug_info = True
