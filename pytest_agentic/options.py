@@ -140,14 +140,12 @@ def add_options(parser: pytest.Parser) -> None:
 
 def whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int:
     """An ini value that must be a whole number of at least ``minimum``, named when it is not."""
-    raw = config.getini(name)
+    import argparse
+
     try:
-        value = int(raw)
-    except ValueError:
-        raise pytest.UsageError(f"ini option {name}: expected a whole number, got {raw!r}") from None
-    if value < minimum:
-        raise pytest.UsageError(f"ini option {name}: expected {minimum} or more, got {value}")
-    return value
+        return _whole_number(minimum)(config.getini(name))
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"ini option {name}: {exc}") from None
 
 
 def option(config: pytest.Config, name: str) -> Any:
