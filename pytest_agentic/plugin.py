@@ -30,6 +30,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Controller(session), "agentic-controller")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    llm.quiet_import_noise()  # here, outside pytest's warning contexts: see its docstring
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "agentic_case" not in metafunc.fixturenames:
         return

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
-import warnings
 import random
+import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,21 +25,55 @@ class InfraError(Exception):
         self.retries = retries
 
 
+#: The one warning litellm's import raises: pydantic on litellm's TypedDicts with ``ReadOnly`` items.
+_IMPORT_NOISE = dict(message=r".*using the `ReadOnly` qualifier", category=UserWarning, module=r"pydantic\.")
+_import_lock = threading.Lock()
+_imported = False
+
+
+def quiet_import_noise() -> None:
+    """Ignore the pydantic warning litellm's import raises: noise to a user, printed raw otherwise.
+
+    The plugin calls this in ``pytest_sessionstart``, in the main thread and outside pytest's
+    warning contexts, so the filter lands in the process-wide list that every later context
+    (collection, each test) starts from, whichever thread imports litellm and whenever. A filter
+    added inside a context, such as from the preload thread during collection, leaves with it.
+    """
+    warnings.filterwarnings("ignore", **_IMPORT_NOISE)  # type: ignore[arg-type]
+
+
 def litellm_module() -> Any:
-    """Import litellm the way the harness needs it: no network at import, quiet."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    # litellm's import makes pydantic warn about its own TypedDicts (ReadOnly items): noise to a
-    # user, printed raw when the import runs on the preload thread. Only that message is ignored.
-    warnings.filterwarnings("ignore", message=r".*using the `ReadOnly` qualifier", category=UserWarning,
-                            module=r"pydantic\.")
-    import litellm
+    """Import litellm the way the harness needs it: no network at import, quiet, its heap settled."""
+    global _imported
+    if _imported:
+        return sys.modules["litellm"]
+    with _import_lock:  # the preload thread and a first model call may both get here
+        if not _imported:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            quiet_import_noise()
+            import litellm
 
-    litellm.suppress_debug_info = True
-    litellm.telemetry = False
-    from . import scripted
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            from . import scripted
 
-    scripted.ensure_installed()
-    return litellm
+            scripted.ensure_installed()
+            _settle_heap()
+            _imported = True
+    return sys.modules["litellm"]
+
+
+def _settle_heap() -> None:
+    """Move what exists now (litellm's modules: some 300,000 objects) out of the cyclic GC's sight.
+
+    These objects live as long as the process, yet every full collection walks them again: the
+    collections pytest forces at exit and the interpreter's own at shutdown add up to a second or more,
+    and each one during the runs stalls every run in flight. ``gc.freeze`` keeps them out of
+    later collections (reference counting still frees them); the collection before it keeps
+    today's garbage from being frozen for good. ``benchmarks/concurrency.py`` measures a session.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 _preload: threading.Thread | None = None
