@@ -198,3 +198,24 @@ def test_bad_concurrency_values_are_named(pytester):
     result = pytester.runpytest_subprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option agentic_concurrency: expected a whole number, got 'many'*"])
+
+
+def test_campaign_output_carries_no_raw_import_warnings(pytester, endpoint):
+    # litellm's import (on the preload thread, during and after collection) makes pydantic warn about
+    # litellm's own TypedDicts; the session must not print that to the user's terminal.
+    say_ok_project(pytester, endpoint)
+    result = pytester.runpytest_subprocess("--runs", "3", "--agentic-out", "out", "--agentic-concurrency", "3")
+    result.assert_outcomes(passed=3)
+    output = "\n".join(result.outlines + result.errlines)
+    assert "ReadOnly" not in output and "UserWarning" not in output
+
+
+def test_litellm_heap_is_frozen_once_imported():
+    import gc
+
+    from pytest_agentic.run import llm
+
+    litellm = llm.litellm_module()
+    assert llm.litellm_module() is litellm
+    # Hundreds of thousands of objects live in the permanent generation: full collections skip them.
+    assert gc.get_freeze_count() > 100_000
