@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
 
-from pytest_agentic.campaign.merge import main as merge_main
+from pytest_agentic.report.cli import merge_main
 
 from .helpers import ROOT, runs
 
@@ -61,7 +62,8 @@ def test_three_shards_merged_equal_one_run(campaigns, tmp_path, capsys):
     _, whole, shards, _ = campaigns
     assert merge_main([*map(str, shards), "--out", str(tmp_path)]) == 0
     merged = next(tmp_path.iterdir())
-    assert f"merged 3 shards into {merged}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"merged 3 shards into {merged}" in out and f"wrote {merged / 'report.html'}" in out
     assert comparable(runs(merged)) == comparable(runs(whole))
     for name in ("pass_rate_by_task.csv", "failure_mode_histogram.csv", "cost_breakdown.csv",
                  "cross_task_consistency.md", "summary.md", "tool_calls_by_task.csv"):
@@ -74,6 +76,11 @@ def test_three_shards_merged_equal_one_run(campaigns, tmp_path, capsys):
     assert [s["campaign_id"] for s in manifest["shards"]] == [s.name for s in shards]
     for key in ("seed", "runs", "models", "tasks", "harness_version", "benchmark"):
         assert manifest[key] == single[key], key
+    # The merged folder has its page too, with every run's transcript, as the single session's has.
+    page, single_page = ((f / "report.html").read_text() for f in (merged, whole))
+    anchors = sorted(set(re.findall(r'<details[^>]* id="(task_0[789]-run\d-[\w-]+)"', single_page)))
+    assert len(anchors) == 12
+    assert anchors == sorted(set(re.findall(r'<details[^>]* id="(task_0[789]-run\d-[\w-]+)"', page)))
 
 
 def test_a_missing_shard_makes_an_incomplete_campaign(campaigns, tmp_path):

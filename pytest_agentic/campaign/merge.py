@@ -2,6 +2,7 @@
 
     agentic-merge SHARD_DIR... [--out DIR]
 
+(the command line is in ``report/cli.py``: it also writes the merged campaign's report.html).
 The merged folder holds what one machine's session would have written: every run record and
 transcript, the same tables and summary; its ``campaign.json`` lists the shards it came
 from. Shards that did not measure the same thing are refused: a different seed, harness
@@ -10,11 +11,9 @@ version, benchmark, runs per task, models (as configured), or content of a task.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -153,22 +152,3 @@ def _new_folder(out_dir: Path, manifest: dict[str, Any]) -> Path:
         except FileExistsError:
             continue
     raise MergeError(f"cannot create a campaign folder under {out_dir}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="agentic-merge", description=__doc__.split("\n\n")[0])
-    parser.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="a shard's campaign folder")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="where the merged campaign folder is written (default: beside the first shard)")
-    args = parser.parse_args(argv)
-    try:
-        folder = merge(args.shards, args.out or args.shards[0].resolve().parent)
-    except MergeError as exc:
-        print(f"agentic-merge: {exc}", file=sys.stderr)
-        return 2
-    print(f"merged {len(args.shards)} shards into {folder}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

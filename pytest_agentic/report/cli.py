@@ -1,4 +1,8 @@
-"""``agentic-report DIR...``: write report.html for stored campaigns, or one page for several.
+"""The console scripts that write pages: ``agentic-report`` and ``agentic-merge``.
+
+``agentic-report DIR...`` writes report.html for stored campaigns, or one page for several;
+``agentic-merge SHARD_DIR...`` merges shard campaigns (``campaign/merge.py``) into one folder
+and writes its report.html, as a single machine's session would have.
 
     agentic-report agentic-results/CAMPAIGN           # CAMPAIGN/report.html
     agentic-report RUN_A RUN_B -o compare.html        # one comparative page of two campaigns
@@ -15,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..campaign import stored
+from ..campaign.merge import MergeError, merge
 from .render import REPORT_NAME, Source, write, write_campaign
 
 #: Where a page of several campaigns goes without ``-o``.
@@ -57,6 +62,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agentic-report: wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
     print(f"agentic-report: {len(campaigns)} campaign(s) in {seconds:.2f} s; open the page in a browser "
           "(no server, no network needed)")
+    return 0
+
+
+def merge_main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agentic-merge",
+        description="Merge shard campaigns (--agentic-shard K/N) into one campaign folder, with its report.html.")
+    parser.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="a shard's campaign folder")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where the merged campaign folder is written (default: beside the first shard)")
+    args = parser.parse_args(argv)
+    try:
+        folder = merge(args.shards, args.out or args.shards[0].resolve().parent)
+    except MergeError as exc:
+        print(f"agentic-merge: {exc}", file=sys.stderr)
+        return 2
+    print(f"merged {len(args.shards)} shards into {folder}")
+    try:
+        print(f"agentic-merge: wrote {write_campaign(folder)}")
+    except (stored.CampaignFolderError, OSError) as exc:  # the merged campaign stands; its page failed
+        print(f"agentic-merge: report.html NOT written: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
