@@ -32,13 +32,8 @@ class AgenticSession:
         self.is_worker = hasattr(config, "workerinput")
         self.model_names: list[str] = options.option(config, options.MODEL)
         runs = options.option(config, options.RUNS)
-        if runs is None:
-            ini = config.getini("agentic_runs")
-            try:
-                runs = int(ini)
-            except ValueError:
-                raise pytest.UsageError(f"ini option agentic_runs: expected a whole number, got {ini!r}") from None
-        self.runs: int = runs
+        # The ini value is held to what --runs accepts: one run at least.
+        self.runs: int = runs if runs is not None else options.whole_number_ini(config, "agentic_runs", 1)
         concurrency = options.option(config, options.CONCURRENCY)
         #: Agent runs in flight at once in this process (``--agentic-concurrency``); 1 runs each in its test.
         self.concurrency: int = (concurrency if concurrency is not None

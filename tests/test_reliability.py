@@ -224,6 +224,20 @@ def test_bad_option_values_are_named(pytester, args, needle):
     assert needle in result.stderr.str()
 
 
+@pytest.mark.parametrize(("value", "needle"), [
+    ("0", "ini option agentic_runs: expected 1 or more, got 0"),
+    ("-2", "ini option agentic_runs: expected 1 or more, got -2"),
+    ("three", "ini option agentic_runs: expected a whole number, got 'three'"),
+])
+def test_bad_runs_ini_values_are_named(pytester, value, needle):
+    # The ini value is held to what --runs accepts (0 and negative numbers used to be taken).
+    scripted_project(pytester)
+    pytester.makeini(f"[pytest]\nagentic_runs = {value}\n")
+    result = pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert needle in result.stderr.str()
+
+
 def test_unknown_marker_in_selection_is_an_error(project):
     (project.path / "models.yaml").write_text((ROOT / "models.yaml").read_text())
     result = project.runpytest_subprocess("tasks", "--strict-markers", "--model", "oracle", "-m", "task_11 or task_09")
