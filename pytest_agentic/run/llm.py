@@ -67,12 +67,12 @@ def _settle_heap() -> None:
     """Move what exists now (litellm's modules: some 300,000 objects) out of the cyclic GC's sight.
 
     These objects live as long as the process, yet every full collection walks them again: the
-    collections pytest forces at exit and the interpreter's own at shutdown add up to a second or more,
-    and each one during the runs stalls every run in flight. ``gc.freeze`` keeps them out of
-    later collections (reference counting still frees them); the collection before it keeps
-    today's garbage from being frozen for good. ``benchmarks/concurrency.py`` measures a session.
+    collections pytest forces at exit and the interpreter's own at shutdown add up to a second or
+    more, and each one during the runs stalls every run in flight. ``gc.freeze`` keeps them out
+    of later collections; reference counting still frees them. No collection runs first (a
+    fifth of a second): litellm's import leaves no cyclic garbage to freeze by mistake
+    (``gc.collect()`` right after it finds none). ``benchmarks/concurrency.py`` measures a session.
     """
-    gc.collect()
     gc.freeze()
 
 
