@@ -219,3 +219,20 @@ def test_litellm_heap_is_frozen_once_imported():
     assert llm.litellm_module() is litellm
     # Hundreds of thousands of objects live in the permanent generation: full collections skip them.
     assert gc.get_freeze_count() > 100_000
+
+
+def test_warm_up_call_sends_nothing_and_leaves_the_mock_off(monkeypatch):
+    # The preload's warm-up call goes through litellm's OpenAI path, answered by its mock transport.
+    import socket
+
+    from pytest_agentic.run import llm
+
+    llm.quiet_import_noise()  # as a session does at its start (the first completion warns too)
+    litellm = llm.litellm_module()
+    connects = []
+    real_connect = socket.socket.connect
+    monkeypatch.setattr(socket.socket, "connect", lambda self, address: connects.append(address) or
+                        real_connect(self, address))
+    llm._warm_up(litellm)
+    assert connects == []
+    assert litellm.network_mock is False

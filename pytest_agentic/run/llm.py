@@ -25,14 +25,15 @@ class InfraError(Exception):
         self.retries = retries
 
 
-#: The one warning litellm's import raises: pydantic on litellm's TypedDicts with ``ReadOnly`` items.
+#: The one warning litellm raises, at its import and at its first completion (when pydantic builds
+#: its response models): pydantic on litellm's TypedDicts with ``ReadOnly`` items.
 _IMPORT_NOISE = dict(message=r".*using the `ReadOnly` qualifier", category=UserWarning, module=r"pydantic\.")
 _import_lock = threading.Lock()
 _imported = False
 
 
 def quiet_import_noise() -> None:
-    """Ignore the pydantic warning litellm's import raises: noise to a user, printed raw otherwise.
+    """Ignore the pydantic warning litellm raises: noise to a user, printed raw otherwise.
 
     The plugin calls this in ``pytest_sessionstart``, in the main thread and outside pytest's
     warning contexts, so the filter lands in the process-wide list that every later context
@@ -94,9 +95,29 @@ def preload_in_background() -> None:
 
 def _import_quietly() -> None:
     try:
-        litellm_module()
+        _warm_up(litellm_module())
+        _settle_heap()  # the warm-up's imports too (it leaves a dozen garbage objects, frozen with them)
     except BaseException:  # noqa: BLE001 - reported by the first model call's own import
         pass
+
+
+def _warm_up(litellm: Any) -> None:
+    """One call through litellm's OpenAI-compatible path, answered by litellm's own mock transport.
+
+    litellm imports much of itself at its first call (the OpenAI SDK's resources, its proxy's
+    types: most of a second of CPU). Made here, that work overlaps collection and a local
+    server's start; left to the runs, the first N runs in flight all wait on the same imports.
+    ``network_mock`` answers at the transport, so no byte leaves the process (were it ignored,
+    the discard port of 127.0.0.1 refuses at once); it is set only here, before any run starts
+    (``wait_for_preload``).
+    """
+    litellm.network_mock = True
+    try:
+        litellm.completion(model="openai/agentic-warm-up", api_base="http://127.0.0.1:9/v1", api_key="none",
+                           messages=[{"role": "user", "content": "warm up"}], max_retries=0,
+                           tools=[{"type": "function", "function": {"name": "noop", "parameters": {"type": "object"}}}])
+    finally:
+        litellm.network_mock = False
 
 
 def wait_for_preload() -> None:
