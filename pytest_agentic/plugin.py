@@ -46,7 +46,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     session = metafunc.config.stash[SESSION_KEY]
     if session.calls_models():
         # litellm's import (seconds) overlaps the rest of collection; benchmarks/concurrency.py measures it.
-        llm.preload_in_background()
+        llm.preload_in_background(warm_up=session.calls_endpoints())
     validate_instance(spec, session)
     cases = session.cases(spec)
     metafunc.parametrize("agentic_case", cases, ids=[f"{c.model}-run{c.run}" for c in cases])

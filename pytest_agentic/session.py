@@ -158,6 +158,10 @@ class AgenticSession:
             return False
         return bool(self.model_names) or self.models_path.is_file() or self.replay is not None
 
+    def calls_endpoints(self) -> bool:
+        """Whether a model of this session answers over HTTP (not only scripted ones, not a rescore)."""
+        return self.replay is None and any(not e.scripted for e in self.selected_models())
+
     # -- tasks --------------------------------------------------------------
     def cases(self, spec: TaskSpec | None = None) -> list[Case]:
         if self.replay is not None and spec is not None:

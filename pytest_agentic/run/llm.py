@@ -80,8 +80,10 @@ def _settle_heap() -> None:
 _preload: threading.Thread | None = None
 
 
-def preload_in_background() -> None:
-    """Import litellm on a daemon thread, so that its import (seconds) overlaps pytest's collection.
+def preload_in_background(warm_up: bool = True) -> None:
+    """Import litellm on a daemon thread, and warm its first call when a model answers over HTTP.
+
+    The import (seconds) and the warm-up overlap collection and a local server's start.
 
     Started once, when collection meets the first agent test; ``wait_for_preload`` is called
     before the first test runs, so the import never runs under a test's warning filters. A
@@ -89,14 +91,17 @@ def preload_in_background() -> None:
     """
     global _preload
     if _preload is None:
-        _preload = threading.Thread(target=_import_quietly, name="agentic-litellm-import", daemon=True)
+        _preload = threading.Thread(target=_import_quietly, args=(warm_up,), name="agentic-litellm-import",
+                                    daemon=True)
         _preload.start()
 
 
-def _import_quietly() -> None:
+def _import_quietly(warm_up: bool) -> None:
     try:
-        _warm_up(litellm_module())
-        _settle_heap()  # the warm-up's imports too (it leaves a dozen garbage objects, frozen with them)
+        litellm = litellm_module()
+        if warm_up:  # scripted models alone never take the OpenAI path
+            _warm_up(litellm)
+            _settle_heap()  # the warm-up's imports too (it leaves a dozen garbage objects, frozen with them)
     except BaseException:  # noqa: BLE001 - reported by the first model call's own import
         pass
 
