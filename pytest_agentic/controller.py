@@ -25,6 +25,8 @@ class Controller:
         self.campaign = Campaign(session)
         #: Runs announced by their setup report and not yet finished, by node id.
         self.running: dict[str, dict] = {}
+        #: Items whose test is over (their teardown was reported), to tell whether ``-x`` cut anything.
+        self.finished_items: set[str] = set()
         #: Runs skipped because the campaign budget was spent.
         self.budget_skipped = 0
         if session.budget is not None:
@@ -137,6 +139,8 @@ class Controller:
         self.server_logs.clear()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self.finished_items.add(report.nodeid)
         announced = getattr(report, outcome.STARTED_ATTR, None)
         if announced is not None:
             self.running[report.nodeid] = announced
@@ -156,9 +160,10 @@ class Controller:
             self.other_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        # -x stops the session through shouldfail, Ctrl-C and the like through shouldstop.
-        complete = (exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not session.shouldstop
-                    and not session.shouldfail)
+        # -x stops the session through shouldfail (a cut only if an item was left), Ctrl-C and the like
+        # through shouldstop.
+        cut = session.shouldstop or (session.shouldfail and len(self.finished_items) < session.testscollected)
+        complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not cut
         self.campaign.notes = self.notes()
         self.campaign.budget_skipped = self.budget_skipped
         if self.campaign.path is not None:

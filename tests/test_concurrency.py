@@ -137,6 +137,18 @@ def test_exitfirst_stops_the_runs_ahead(pytester, endpoint, monkeypatch):
     result.stdout.fnmatch_lines(["*runs started ahead and not judged*none is recorded*"])
 
 
+def test_x_after_the_last_run_leaves_the_campaign_complete(pytester, endpoint, monkeypatch):
+    # -x stops at the first failure; when that failure is the last run, nothing was cut.
+    monkeypatch.setenv("AGENTIC_TEST_FAIL_RUN", "4")
+    say_ok_project(pytester, endpoint)
+    result = pytester.runpytest_subprocess("--runs", "4", "--agentic-out", "out", "--agentic-concurrency", "2",
+                                           "-x", "-p", "no:randomly", "-p", "no:xdist")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    folder = campaign_dir(pytester.path / "out")
+    assert sorted((r["run"], r["passed"]) for r in runs(folder)) == [(1, True), (2, True), (3, True), (4, False)]
+    assert json.loads((folder / "campaign.json").read_text())["complete"] is True
+
+
 def test_interrupt_keeps_judged_runs_and_resume_finishes(pytester, endpoint, monkeypatch):
     monkeypatch.setenv("AGENTIC_TEST_INTERRUPT", "1")
     say_ok_project(pytester, endpoint)
