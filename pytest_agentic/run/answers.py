@@ -63,8 +63,8 @@ _NEAR = re.compile(r"\b(?:backups?|bak|stale|old|older|outdated|obsolete|previou
                    r"superseded|overridden|replaced|unused|default|defaults|fallback|wrong|incorrect|leftover|"
                    r"pre-migration|before the (?:v\d+ )?migration|not in use|not used|no longer used|ignored|"
                    r"irrelevant|placeholder|example|sample)\b", re.IGNORECASE)
-_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|might|could be|either|or|alternatively|unsure|not sure)\b",
-                    re.IGNORECASE)
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|(?:might|may|could) (?:also )?be|either|or|alternatively|"
+                    r"unsure|not sure)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"^(?:(?:but|and|though|however)\s+)?(?:it|that|this|which|these|those|both|neither|none|"
                       r"each|the latter|the former)\b", re.IGNORECASE)
 #: Words that assert the number right after (or before) them whatever else the clause says of it:
@@ -75,6 +75,11 @@ _ASSERT_BEFORE = re.compile(r"(?:\b(?:real|actual|true|correct|right|live|effect
 _ASSERT_AFTER = re.compile(r"^\s*(?:is|being)\s+(?:the\s+)?(?:real|actual|true|correct|right|live|effective)\b",
                            re.IGNORECASE)
 _INT = re.compile(r"(?<![\d.])\d+(?![\d])(?!\.\d)")
+#: Words that give the number right after them as the answer: "Final answer: 4447", "it returns 4447".
+_RESULT = re.compile(r"\b(?:final answer|answer|result|returns|return value|the value)\s*(?:is|=|:|->|\u2192|would be|"
+                     r"will be|of)?\s*(?:port\s+)?$", re.IGNORECASE)
+_OPERAND = re.compile(r"^\s*(?:x\b|[\u00d7*+/\u2212]|-\s*\w|times\b|plus\b|minus\b)", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(?:would|could|if|unless|without|had|were|instead)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,9 @@ class Mention:
     clause: str
     rejected: bool
     hedged: bool
+    #: given as the result ("Final answer: 4447", "returns 4447"), not as an operand ("returns 1399 x 3")
+    #: and not in a conditional clause ("would return 2798")
+    stated: bool = False
 
 
 def _cue_targets(clause: str, spots: list[tuple[int, int]], describing_words: bool = True) -> set[int]:
@@ -125,8 +133,19 @@ def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool 
                 after = clause[e:spots[k + 1][0] if k + 1 < len(spots) else len(clause)]
                 if _ASSERT_BEFORE.search(before) or _ASSERT_AFTER.match(after):
                     targets.discard(k)
-                out.append(Mention(int(clause[s:e]), clause, k in targets, bool(_HEDGE.search(before))))
+                stated = bool(_RESULT.search(before)) and not _OPERAND.match(after) and not _CONDITIONAL.search(clause)
+                out.append(Mention(int(clause[s:e]), clause, k in targets, bool(_HEDGE.search(before)), stated))
     return out
+
+
+def alternatives(text: str, answer: int, low: int, high: int | None = None) -> list[int]:
+    """Numbers from ``low`` to ``high`` other than ``answer`` that ``text`` offers as the answer too.
+
+    A number the answer hedges towards ("4197, or possibly 4297") or states as the result
+    ("... Final answer: 4447") is a second candidate, unless the answer sets it aside.
+    """
+    return sorted({m.value for m in mentions(text) if m.value != answer and low <= m.value <= (high or m.value)
+                   and (m.hedged or (m.stated and not m.rejected))})
 
 
 def following(clauses: list[str], index: int) -> str:
@@ -135,4 +154,4 @@ def following(clauses: list[str], index: int) -> str:
     return nxt if nxt and _ANAPHOR.match(nxt) else ""
 
 
-__all__ = ["Mention", "following", "mentions", "plain", "sentences"]
+__all__ = ["Mention", "alternatives", "following", "mentions", "plain", "sentences"]
