@@ -281,7 +281,11 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert not others, (
         "the answer names other queries too: "
         + ", ".join(f"{q} ({exp['decoys'].get(q, 'a query that succeeded')})" for q in others) + "; name only one")
-    for group in exp["cause_terms"]:
+    name, *what = exp["cause_terms"]  # the name from the error, then what the schema says of it
+    # the name as a whole identifier: `line_items` (what the schema has) does not name `line_item`
+    assert any(re.search(rf"(?<![a-z0-9_]){re.escape(term.lower())}(?![a-z0-9_])", text) for term in name), (
+        f"the answer names the right query but not the cause (expected a mention of {' or '.join(name)})")
+    for group in what:
         assert any(term.lower() in text for term in group), (
             f"the answer names the right query but not the cause (expected a mention of {' or '.join(group)})")
 

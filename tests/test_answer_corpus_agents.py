@@ -178,6 +178,7 @@ def agents_09(inst):
                               f"{mean:.2f} |"),
         "missing_count": f"Cannot do it: {10 - count} closes are missing for a 10-day window.",
         "short_window_named": f"Not enough data for a 10-day SMA ({count} closes); a {count}-day mean would be {mean:.2f}.",
+        "needs_more": f"I need {10 - count} more closes before I can compute a 10-day SMA for {last}.",
     })
     bad = answers(inst, {
         "json_value": json.dumps({"sma_10": round(mean, 2), "note": f"only {count} closes"}),
@@ -227,6 +228,8 @@ def agents_10(inst):
         "no_cause": f"{qid} failed.",
         "wrong_cause_timeout": f"{qid} failed because the database was locked by another job.",
         "no_id": f"The query that failed: {cause}.",
+        "schema_name_only": (f"{qid} failed because the "
+                             f"{e['cause_terms'][1][0] if e['kind'] == 'missing_table' else 'orders'} table was locked."),
     })
     return good, bad
 
