@@ -239,7 +239,8 @@ def _normalize(text: str) -> str:
 
 def _names_module(text: str, module: str) -> bool:
     m = re.escape(module)
-    return bool(re.search(rf"\b{m}\.py\b|\bshipping\.{m}\b|\b{m}\s*[.:]\s*fee\b", text))
+    # "standard.py", "shipping.standard", "standard:fee"; not the mode's name in prose ('mode "standard": fee ...')
+    return bool(re.search(rf"\b{m}\.py\b|\bshipping\.{m}\b|\b{m}[.:]fee\b", text))
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:

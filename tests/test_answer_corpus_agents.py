@@ -88,6 +88,9 @@ def agents_04(inst):
         "conditional_side_value": (f"Answer: {value} cents from {path}:fee. Without the tariff update it would "
                                    f"return {value + 300}."),
         "or_with_units": f"{path}:fee returns {value} cents, or ${value / 100:.2f}.",
+        "mode_then_colon": f'With mode="{call["mode"]}": fee = {value} cents, computed by `{path}:fee`.',
+        "mode_sentence": f"The mode is {call['mode']}. Fee: {value} cents from {path}:fee.",
+        "negation_before_colon": f"It isn't the function named after the mode: {path}:fee returns {value}.",
     })
     bad = answers(inst, {
         "hedged_other_value": f"`{path}:fee` returns {value}, or possibly {value + 100} if the update is not applied.",

@@ -101,8 +101,12 @@ def _cue_targets(clause: str, spots: list[tuple[int, int]], describing_words: bo
     if not spots:
         return hit
     for m in _FORWARD.finditer(clause):
-        after = [i for i, (s, _) in enumerate(spots) if s >= m.end()]
-        hit.add(after[0] if after else len(spots) - 1)
+        # "not 8589" sets aside the number after the cue, not one past a colon ("isn't flat: it returns 4197");
+        # with none after it, "8589 is not in use" sets aside the one before
+        after = [i for i, (s, _) in enumerate(spots) if s >= m.end() and ":" not in clause[m.end():s]]
+        before = [i for i, (_, e) in enumerate(spots) if e <= m.start()]
+        if after or before:
+            hit.add(after[0] if after else before[-1])
     for m in _NEAR.finditer(clause) if describing_words else ():
         distance = [min(abs(m.start() - e), abs(s - m.end())) for s, e in spots]
         hit.add(distance.index(min(distance)))
