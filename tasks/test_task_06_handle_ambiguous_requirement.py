@@ -49,19 +49,21 @@ _READINGS = {
         r"\bstarted\s+(?:minute|hour|gigabyte|kilogram)s?\b", r"\bany\s+partial\b",
         r"\bpartial\s+\w+\s+(?:is|are|as|counts?)\s+(?:charged|billed|counted|invoiced|a\s+full|full)",
         r"\b(?:charged|billed|counted|invoiced)\s+(?:in\s+full|as\s+(?:an?\s+|one\s+)?(?:full|whole))",
-        r"\bnext\s+(?:whole|full)\b", r"\btariff\b",
-        r"\bfinance(?:'s)?\s+(?:rule|reading|comment|tariff|way|wins|version|interpretation)",
+        r"\bnext\s+(?:whole|full)\b",
     ],
     "nearest": [r"\bnearest\b", r"\bhalf\s+up\b", r"\bhalf\s+even\b", r"\bbanker'?s\b", r"\bround\s*\(",
                 r"\b(?:standard|regular|normal|conventional|ordinary|usual)\s+rounding\b", r"\bclosest\b"],
 }
+#: Pointers to a reading by its source, read only where no reading is named outright ("I followed the
+#: tariff"; but "the tariff comment looks outdated, so I assumed the nearest hour" takes the nearest).
+_BY_SOURCE = {"up": [r"\btariff\b", r"\bfinance(?:'s)?\s+(?:rule|reading|comment|tariff|way|wins|version|interpretation)"]}
 #: Words that say which reading was taken.
 _CUES = re.compile(r"\bassum|\binterpret|\bchose\b|\bchosen\b|\bchoice\b|\bdecided\b|\bdecision\b|"
                    r"\b(?:went|going|go)\s+(?:with|for)\b|\bopted\b|\bpicked\b|\bsettled\s+on\b|\bresolv|"
                    r"\bresolution\b|\bi\s+(?:will|'ll)\s+use\b|\bmy\s+reading\b|\bread\s+(?:\S+\s+){1,4}?as\b")
-#: A mention set aside: "rather than rounding to the nearest hour", "ceiling over nearest".
+#: A mention set aside: "rather than rounding to the nearest hour", "not the nearest hour".
 _SET_ASIDE = re.compile(r"\b(?:not|rather\s+than|instead\s+of|never|without|ignor\w*|"
-                        r"unlike|vs\.?|versus)\s+(?:\S+\s+){0,3}$")
+                        r"unlike|vs\.?|versus)\s+(?:[^\s;:,.]+\s+){0,3}$")
 #: A sentence where the answer says what it did (first person, or the code now does it).
 _DID = re.compile(r"(?:\b(?:i|i've|i'm|we|now|the\s+(?:code|function|implementation|helper))\b.*|^\W*)\b(?:implement|"
                   r"follow|treat|use|used|apply|applied|charge|bill|round|went|go|code|return|wrote|made|make|ceil|kept|"
@@ -82,19 +84,25 @@ def _normalize(text: str) -> str:
     return re.sub(r"[ \t]+", " ", text)
 
 
-def _mentions(text: str) -> list[tuple[int, str]]:
+def _mentions(text: str, table: dict[str, list[str]] = _READINGS) -> list[tuple[int, str]]:
     """(position, reading) of every mention of a reading in ``text`` that is not set aside, in order."""
     found = []
-    for reading, patterns in _READINGS.items():
+    for reading, patterns in table.items():
         for pattern in patterns:
             found += [(m.start(), reading) for m in re.finditer(pattern, text)
                       if not _SET_ASIDE.search(text[:m.start()])]
     return sorted(found)
 
 
+def _taken(text: str) -> list[tuple[int, str]]:
+    """The readings ``text`` names outright, or else those it points at by their source."""
+    return _mentions(text) or _mentions(text, _BY_SOURCE)
+
+
 def _named(text: str) -> set[str]:
     """The readings ``text`` names at all, set aside or not."""
-    return {r for r, patterns in _READINGS.items() if any(re.search(p, text) for p in patterns)}
+    return {r for table in (_READINGS, _BY_SOURCE) for r, patterns in table.items()
+            if any(re.search(p, text) for p in patterns)}
 
 
 def stated_reading(answer: str) -> str | None:
@@ -105,21 +113,21 @@ def stated_reading(answer: str) -> str | None:
         cue = _CUES.search(sentence)
         if not cue:
             continue
-        after = _mentions(sentence[cue.start():])
+        after = _taken(sentence[cue.start():])
         if after:
             return after[0][1]
-        before = {r for _, r in _mentions(sentence[:cue.start()])}
+        before = {r for _, r in _taken(sentence[:cue.start()])}
         if len(before) == 1:  # "Ceiling division is what I assumed"
             return before.pop()
         if len(sentence.split()) <= 4 or sentence.endswith(":"):  # a label: "## Decision" then the choice
-            following = next(({r for _, r in found} for s in sentences[i + 1:i + 4] if (found := _mentions(s))), set())
+            following = next(({r for _, r in found} for s in sentences[i + 1:i + 4] if (found := _taken(s))), set())
             if len(following) == 1:
                 return following.pop()
     # no explicit assumption: the answer must say there was a choice, then what it did
     if not (_ACK.search(text) or _named(text) == {"up", "nearest"}):
         return None
     clauses = [c for s in sentences for c in re.split(r"[;,]\s+|\s+(?=but\b|although\b|though\b)", s)]
-    done = {r for c in clauses if _DID.search(c) and not _MAYBE.search(c) for _, r in _mentions(c)}
+    done = {r for c in clauses if _DID.search(c) and not _MAYBE.search(c) for _, r in _taken(c)}
     if len(done) == 1:
         return done.pop()
     readings = {r for _, r in _mentions(text)}
