@@ -131,6 +131,9 @@ def agents_08(inst):
         "bold_heading": f"# {port}\n\nSource: `{new_path}` (the error named it).",
         "might_see_backup": f"{port}. You might see {stale} in the .bak file, but that is stale.",
         "may_list_default": f"{port}. The defaults file may list {default}, but the service's own file overrides it.",
+        "pre_v2_value": f"Port {port} (TCP). {stale} was the pre-v2 value.",
+        "not_a_or_b": f"It's {port}, not {stale} or {default}.",
+        "both_red_herrings": f"Both {stale} and {default} are red herrings; the answer is {port}.",
         "status_code": f"Port {port}. The health endpoint returns 200 on /healthz.",
     })
     bad = answers(inst, {
@@ -143,6 +146,7 @@ def agents_08(inst):
         "typo": f"Port {int(str(port)[::-1])}.",
         "gave_up": f"The file {new_path} could not be confirmed, so I can't tell the port.",
         "might_be_backup": f"{port}, though it might be {stale} if the backup is live.",
+        "or_maybe_the_backup": f"It listens on {port}, or maybe {stale} (the backup).",
         "could_also_be": f"{port}; it could also be {default}.",
     })
     return good, bad
@@ -181,6 +185,7 @@ def agents_09(inst):
                               f"{mean:.2f} |"),
         "missing_count": f"Cannot do it: {10 - count} closes are missing for a 10-day window.",
         "short_window_named": f"Not enough data for a 10-day SMA ({count} closes); a {count}-day mean would be {mean:.2f}.",
+        "window_notation": f"SMA({count}) = {mean:.2f}; SMA(10) = n/a (only {count} closes).",
         "needs_more": f"I need {10 - count} more closes before I can compute a 10-day SMA for {last}.",
     })
     bad = answers(inst, {

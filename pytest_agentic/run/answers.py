@@ -62,7 +62,8 @@ _FORWARD = re.compile(r"\b(?:not|no longer|never|neither|nor|instead of|rather t
 _NEAR = re.compile(r"\b(?:backups?|bak|stale|old|older|outdated|obsolete|previous(?:ly)?|former|legacy|deprecated|"
                    r"superseded|overridden|replaced|unused|default|defaults|fallback|wrong|incorrect|leftover|"
                    r"pre-migration|before the (?:v\d+ )?migration|not in use|not used|no longer used|ignored|"
-                   r"irrelevant|placeholder|example|sample)\b", re.IGNORECASE)
+                   r"irrelevant|placeholder|example|sample|red herrings?|decoys?|distractors?|pre-\w+|shadowed|"
+                   r"inactive|unrelated)\b", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|(?:might|may|could) (?:also )?be|either|or|alternatively|"
                     r"unsure|not sure)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"^(?:(?:but|and|though|however)\s+)?(?:it|that|this|which|these|those|both|neither|none|"
@@ -113,6 +114,29 @@ def _cue_targets(clause: str, spots: list[tuple[int, int]], describing_words: bo
     return hit
 
 
+_JOINED = re.compile(r"^\s*(?:and|or|nor|&|/)\s*$", re.IGNORECASE)
+_LIST_OPENS = re.compile(r"^\s*(?:(?:both|the|ports?|values?|numbers?|figures?)\s+)*$", re.IGNORECASE)
+
+
+def _listed(clause: str, spots: list[tuple[int, int]], targets: set[int]) -> set[int]:
+    """Extend ``targets`` over lists: "not 8589 or 9448", "both 8589 and 9448 are stale".
+
+    Returns the mentions set aside as members of such a list: their "or" is no hedge.
+    """
+    listed: set[int] = set()
+    for k in range(1, len(spots)):  # a negation reaches the whole list after it
+        if k - 1 in targets and k not in targets and _JOINED.match(clause[spots[k - 1][1]:spots[k][0]]) \
+                and _FORWARD.search(clause[:spots[0][0]] + clause[spots[0][1]:spots[k - 1][0]]):
+            targets.add(k)
+            listed.add(k)
+    for k in range(len(spots) - 2, -1, -1):  # a description after a list that opens the clause
+        if k + 1 in targets and k not in targets and _JOINED.match(clause[spots[k][1]:spots[k + 1][0]]) \
+                and _LIST_OPENS.match(clause[:spots[0][0]]):
+            targets.add(k)
+            listed.add(k + 1)
+    return listed
+
+
 def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool = True) -> list[Mention]:
     """Every integer mentioned in an answer (only those in ``keep``, when given), with its stance.
 
@@ -132,13 +156,15 @@ def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool 
             if nxt and _ANAPHOR.match(nxt) and not _INT.search(nxt) and (
                     _FORWARD.search(nxt) or (describing_words and _NEAR.search(nxt))):
                 targets.add(len(spots) - 1)
+            listed = _listed(clause, spots, targets)
             for k, (s, e) in enumerate(spots):
                 before = clause[spots[k - 1][1] if k else 0:s]
                 after = clause[e:spots[k + 1][0] if k + 1 < len(spots) else len(clause)]
                 if _ASSERT_BEFORE.search(before) or _ASSERT_AFTER.match(after):
                     targets.discard(k)
                 stated = bool(_RESULT.search(before)) and not _OPERAND.match(after) and not _CONDITIONAL.search(clause)
-                out.append(Mention(int(clause[s:e]), clause, k in targets, bool(_HEDGE.search(before)), stated))
+                hedged = bool(_HEDGE.search(before)) and k not in listed
+                out.append(Mention(int(clause[s:e]), clause, k in targets, hedged, stated))
     return out
 
 
