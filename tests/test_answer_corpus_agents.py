@@ -134,6 +134,10 @@ def agents_08(inst):
         "pre_v2_value": f"Port {port} (TCP). {stale} was the pre-v2 value.",
         "not_a_or_b": f"It's {port}, not {stale} or {default}.",
         "both_red_herrings": f"Both {stale} and {default} are red herrings; the answer is {port}.",
+        "and_not_the_backup": f"The port is {port} and not the one in the backup.",
+        "rather_than_noun": f"It listens on {port} rather than the backup's port.",
+        "overrides_noun": f"{port} overrides the default.",
+        "which_is_not_old": f"{port}, which is not the old port.",
         "status_code": f"Port {port}. The health endpoint returns 200 on /healthz.",
     })
     bad = answers(inst, {

@@ -96,22 +96,42 @@ class Mention:
     stated: bool = False
 
 
+#: Negations that say something of the number before them ("8589 is not in use"); the others
+#: ("rather than", "overrides", "and not") only set aside what follows them.
+_PREDICATE = re.compile(r"^(?:not|no longer|never|neither|isn't|aren't|wasn't|doesn't|don't|didn't)$", re.IGNORECASE)
+_COORDINATED = re.compile(r"\b(?:and|or|but)\s*$", re.IGNORECASE)
+
+
 def _cue_targets(clause: str, spots: list[tuple[int, int]], describing_words: bool = True) -> set[int]:
     """Indexes of the number mentions of ``clause`` that a setting-aside cue points at."""
     hit: set[int] = set()
     if not spots:
         return hit
+    objects: list[tuple[int, int]] = []  # spans a negation sets aside that hold no number: "not the backup's"
     for m in _FORWARD.finditer(clause):
         # "not 8589" sets aside the number after the cue, not one past a colon ("isn't flat: it returns 4197");
-        # with none after it, "8589 is not in use" sets aside the one before
+        # with none after it, "8589 is not in use" sets aside the one before, "9763 and not the backup's" not
         after = [i for i, (s, _) in enumerate(spots) if s >= m.end() and ":" not in clause[m.end():s]]
         before = [i for i, (_, e) in enumerate(spots) if e <= m.start()]
-        if after or before:
-            hit.add(after[0] if after else before[-1])
+        if after:
+            hit.add(after[0])
+            continue
+        objects.append((m.end(), len(clause)))
+        if before and _PREDICATE.match(m.group()) and not _COORDINATED.search(clause[:m.start()]):
+            hit.add(before[-1])
     for m in _NEAR.finditer(clause) if describing_words else ():
+        if any(s <= m.start() < e for s, e in objects) and not _NEAR_NEGATED.match(m.group()):
+            continue  # "9763 rather than the backup's port": the description is of what is set aside
         distance = [min(abs(m.start() - e), abs(s - m.end())) for s, e in spots]
         hit.add(distance.index(min(distance)))
     return hit
+
+
+_NEAR_NEGATED = re.compile(r"^(?:not|no)\b", re.IGNORECASE)
+#: "which is not the old port": a description denied, which sets nothing aside.
+_DENIED_DESCRIPTION = re.compile(r"\b(?:not|never|isn't|wasn't|aren't)\s+(?:(?:the|a|an|from|in|one|of|that)\s+)+"
+                                 r"(?:\w+\s+)?(?:backups?|bak|stale|old|older|outdated|obsolete|previous|former|legacy|"
+                                 r"deprecated|default|defaults|fallback|wrong|incorrect)\b", re.IGNORECASE)
 
 
 _JOINED = re.compile(r"^\s*(?:and|or|nor|&|/)\s*$", re.IGNORECASE)
@@ -153,7 +173,7 @@ def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool 
             targets = _cue_targets(clause, spots, describing_words)
             nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
             # "8589, but it is a backup": a following clause that only points back sets the last number aside
-            if nxt and _ANAPHOR.match(nxt) and not _INT.search(nxt) and (
+            if nxt and _ANAPHOR.match(nxt) and not _INT.search(nxt) and not _DENIED_DESCRIPTION.search(nxt) and (
                     _FORWARD.search(nxt) or (describing_words and _NEAR.search(nxt))):
                 targets.add(len(spots) - 1)
             listed = _listed(clause, spots, targets)
