@@ -268,6 +268,13 @@ def _normalize(text: str) -> str:
     return re.sub(r"[`'\"*]", " ", text.lower())
 
 
+#: Other words for what the schema says: the column is the other table's ("only exists in invoices"),
+#: the name is in two of the joined tables and needs its table ("without a table alias").
+_ALSO_SAYS = {"missing_column": ["invoices"],
+              "ambiguous_column": ["two tables", "two of the", "alias", "prefix", "which table", "both tables"],
+              "missing_table": []}
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept an answer that names the failing query id, no other query id, and states the cause."""
     exp = instance.expected
@@ -286,6 +293,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert any(re.search(rf"(?<![a-z0-9_]){re.escape(term.lower())}(?![a-z0-9_])", text) for term in name), (
         f"the answer names the right query but not the cause (expected a mention of {' or '.join(name)})")
     for group in what:
+        group = [*group, *_ALSO_SAYS[exp["kind"]]]
         assert any(term.lower() in text for term in group), (
             f"the answer names the right query but not the cause (expected a mention of {' or '.join(group)})")
 

@@ -205,6 +205,15 @@ def agents_09(inst):
     return good, bad
 
 
+def _other_words_10(e) -> str:
+    name = e["cause_terms"][0][0]
+    if e["kind"] == "missing_column":
+        return f"it sums {name}, but that column only exists in the invoices table"
+    if e["kind"] == "ambiguous_column":
+        return f"{name} exists in two of the joined tables, so SQLite cannot tell which one is meant"
+    return f"it joins {name}, which schema.sql does not define (it has {e['cause_terms'][1][0]})"
+
+
 def agents_10(inst):
     e = inst.expected
     qid, cause = e["query_id"], _cause_10(e)
@@ -230,6 +239,7 @@ def agents_10(inst):
         "emoji": f"\u274c {qid} \u2192 {cause}",
         "error_first": f"`{e['error']}` comes from {qid}: {cause}.",
         "trailing_question": f"The failing query is {qid}; {cause}. Should I patch the job's SQL?",
+        "schema_in_other_words": f"{qid} fails: {_other_words_10(e)}.",
     })
     bad = answers(inst, {
         "probably_but_could_be": f"Probably {qid}, but it could also be {valid}: {cause}.",
