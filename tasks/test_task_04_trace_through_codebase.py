@@ -13,7 +13,8 @@ same-named functions or give the value another function would return.
 Answer contract (in the prompt): the returned value in integer cents (digit
 grouping allowed) and the one function that computes it (module and
 function); no other strategy module named; another function's value may be
-ruled out ("not 990") but not given as the answer.
+ruled out ("not 990") but not given as the answer, nor any other value offered as
+an alternative ("or possibly 4297") or stated as the result ("Final answer: 4447").
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import mentions
+from pytest_agentic.run.answers import alternatives, mentions
 
 _PACKAGES = ["shop", "store", "market", "outlet", "bazaar", "emporium"]
 _MODES = ["standard", "express", "economy", "priority"]
@@ -238,7 +239,8 @@ def _normalize(text: str) -> str:
 
 def _names_module(text: str, module: str) -> bool:
     m = re.escape(module)
-    return bool(re.search(rf"\b{m}\.py\b|\bshipping\.{m}\b|\b{m}\s*[.:]\s*fee\b", text))
+    # "standard.py", "shipping.standard", "standard:fee"; not the mode's name in prose ('mode "standard": fee ...')
+    return bool(re.search(rf"\b{m}\.py\b|\bshipping\.{m}\b|\b{m}[.:]fee\b", text))
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
@@ -259,6 +261,9 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert exp["value"] in integers, (
         f"the answer does not give the returned value {exp['value']}"
         + (" (it names it only to set it aside)" if any(m.value == exp["value"] for m in found) else ""))
+    # a second candidate value, offered ("or possibly 4297") or stated as the result ("Final answer: 4447")
+    offered = alternatives(run.final_answer or "", exp["value"], 100)
+    assert not offered, f"the answer also offers {offered} as the returned value"
 
 
 @task("task_04", "trace_through_codebase", build=build, limits={"max_turns": 14})

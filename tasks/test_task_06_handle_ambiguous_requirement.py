@@ -40,50 +40,98 @@ _DOMAINS = [
 _PEOPLE = ["Priya", "Jonas", "Amara", "Luis", "Mei", "Tomasz", "Fatima", "Oskar"]
 _PYTEST_INI = "[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n"
 
-#: The two readings and how a final answer names them.
+#: The two readings and how a final answer names them (in ``_normalize``d text: lower case, no hyphens
+#: between words). The finance comment's tariff is the round-up reading.
 _READINGS = {
     "up": [
-        r"\bround(?:s|ed|ing)?\s+(?:it\s+|them\s+|this\s+|that\s+|all\s+|any\s+\w+\s+|partial\s+\w+\s+)?up\b",
-        r"\bceil(?:ing|ed)?\b", r"math\.ceil", r"\bevery\s+started\b", r"\bany\s+started\b",
-        r"\bstarted\s+(?:minute|hour|gigabyte|kilogram)s?\b", r"\bany\s+partial\b", r"\bpartial\s+\w+\s+(?:is|are)\s+(?:charged|billed|counted)",
-        r"\bcharged\s+in\s+full\b", r"\bbilled\s+in\s+full\b", r"\bnext\s+whole\b",
+        r"\bround(?:s|ed|ing)?\s+(?:(?!nearest\b|half\b|to\b)\w+\s+){0,3}?up(?:wards?)?\b", r"\bupwards?\b",
+        r"\bceil(?:ing|ed|s)?\b", r"math\.ceil", r"\b(?:every|any|each|a)\s+started\b",
+        r"\bstarted\s+(?:minute|hour|gigabyte|kilogram)s?\b", r"\bany\s+partial\b",
+        r"\bpartial\s+\w+\s+(?:is|are|as|counts?)\s+(?:charged|billed|counted|invoiced|a\s+full|full)",
+        r"\b(?:charged|billed|counted|invoiced)\s+(?:in\s+full|as\s+(?:an?\s+|one\s+)?(?:full|whole))",
+        r"\bnext\s+(?:whole|full)\b",
     ],
-    "nearest": [r"\bnearest\b", r"\bhalf[- ]up\b", r"\bstandard\s+rounding\b", r"\bround\s*\(", r"\bregular\s+rounding\b"],
+    "nearest": [r"\bnearest\b", r"\bhalf\s+up\b", r"\bhalf\s+even\b", r"\bbanker'?s\b", r"\bround\s*\(",
+                r"\b(?:standard|regular|normal|conventional|ordinary|usual)\s+rounding\b", r"\bclosest\b"],
 }
-_CUES = re.compile(r"\bassum|\binterpret|\bchose\b|\bchosen\b|\bdecided\b|\bwent\s+with\b|\bopted\b|\bpicked\b|\bi\s+(?:will|'ll)\s+use\b")
+#: Pointers to a reading by its source, read only where no reading is named outright ("I followed the
+#: tariff"; but "the tariff comment looks outdated, so I assumed the nearest hour" takes the nearest).
+_BY_SOURCE = {"up": [r"\btariff\b", r"\bfinance(?:'s)?\s+(?:rule|reading|comment|tariff|way|wins|version|interpretation)"]}
+#: Words that say which reading was taken.
+_CUES = re.compile(r"\bassum|\binterpret|\bchose\b|\bchosen\b|\bchoice\b|\bdecided\b|\bdecision\b|"
+                   r"\b(?:went|going|go)\s+(?:with|for)\b|\bopted\b|\bpicked\b|\bsettled\s+on\b|\bresolv|"
+                   r"\bresolution\b|\bi\s+(?:will|'ll)\s+use\b|\bmy\s+reading\b|\bread\s+(?:\S+\s+){1,4}?as\b")
+#: A mention set aside: "rather than rounding to the nearest hour", "not the nearest hour".
+_SET_ASIDE = re.compile(r"\b(?:not|rather\s+than|instead\s+of|never|without|ignor\w*|"
+                        r"unlike|vs\.?|versus)\s+(?:[^\s;:,.]+\s+){0,3}$")
+#: A sentence where the answer says what it did (first person, or the code now does it).
+_DID = re.compile(r"(?:\b(?:i|i've|i'm|we|now|the\s+(?:code|function|implementation|helper))\b.*|^\W*)\b(?:implement|"
+                  r"follow|treat|use|used|apply|applied|charge|bill|round|went|go|code|return|wrote|made|make|ceil|kept|"
+                  r"keep|stuck|stick|chose)", re.DOTALL)
+_MAYBE = re.compile(r"\?|\bif\b|\bwould\b|\bcould\b|\bshould\b|\bprefer|\bwant\b")
 
-_ACK = re.compile(r"ambigu|unclear|conflict|contradict|inconsisten|two\s+(?:readings|interpretations|ways)|"
-                  r"not\s+specified|unspecified|does\s*n[o']t\s+say|open\s+question")
+_ACK = re.compile(r"ambigu|unclear|conflict|contradict|inconsisten|disagree|at\s+odds|tension|clash|\bdiffer|"
+                  r"two\s+(?:readings|interpretations|ways|rules|options)|not\s+specified|unspecified|"
+                  r"does\s*n[o']t\s+say|open\s+question|\bvs\.?\s|\bversus\b|on\s+the\s+other\s+hand")
+#: A question put without a question mark: "please confirm which rule applies".
+_REQUEST = re.compile(r"\b(?:please|kindly)\s+(?:confirm|clarify|advise|tell|let\s+me\s+know|choose|decide)|"
+                      r"\blet\s+me\s+know\s+(?:which|whether)|\bconfirm\s+(?:which|whether)")
 
 
 def _normalize(text: str) -> str:
     text = text.lower().replace("\u2019", "'").replace("`", " ").replace("*", " ").replace("_", " ")
+    text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # "round-up", "nearest-hour", "half-up"
     return re.sub(r"[ \t]+", " ", text)
 
 
-def _mentions(text: str) -> list[tuple[int, str]]:
-    """(position, reading) of every mention of a reading in ``text``, in order."""
+def _mentions(text: str, table: dict[str, list[str]] = _READINGS) -> list[tuple[int, str]]:
+    """(position, reading) of every mention of a reading in ``text`` that is not set aside, in order."""
     found = []
-    for reading, patterns in _READINGS.items():
+    for reading, patterns in table.items():
         for pattern in patterns:
-            found += [(m.start(), reading) for m in re.finditer(pattern, text)]
+            found += [(m.start(), reading) for m in re.finditer(pattern, text)
+                      if not _SET_ASIDE.search(text[:m.start()])]
     return sorted(found)
+
+
+def _taken(text: str) -> list[tuple[int, str]]:
+    """The readings ``text`` names outright, or else those it points at by their source."""
+    return _mentions(text) or _mentions(text, _BY_SOURCE)
+
+
+def _named(text: str) -> set[str]:
+    """The readings ``text`` names at all, set aside or not."""
+    return {r for table in (_READINGS, _BY_SOURCE) for r, patterns in table.items()
+            if any(re.search(p, text) for p in patterns)}
 
 
 def stated_reading(answer: str) -> str | None:
     """The reading an answer says it assumed, or None when it names none or cannot be told apart."""
     text = _normalize(answer)
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
-    cued = [s for s in sentences if _CUES.search(s)]
-    for sentence in cued:
-        mentions = _mentions(sentence[_CUES.search(sentence).start():])
-        if mentions:
-            return mentions[0][1]
-    # no explicit assumption: a single reading counts only when the answer says there was a choice
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    for i, sentence in enumerate(sentences):
+        cue = _CUES.search(sentence)
+        if not cue:
+            continue
+        after = _taken(sentence[cue.start():])
+        if after:
+            return after[0][1]
+        before = {r for _, r in _taken(sentence[:cue.start()])}
+        if len(before) == 1:  # "Ceiling division is what I assumed"
+            return before.pop()
+        if len(sentence.split()) <= 4 or sentence.endswith(":"):  # a label: "## Decision" then the choice
+            following = next(({r for _, r in found} for s in sentences[i + 1:i + 4] if (found := _taken(s))), set())
+            if len(following) == 1:
+                return following.pop()
+    # no explicit assumption: the answer must say there was a choice, then what it did
+    if not (_ACK.search(text) or _named(text) == {"up", "nearest"}):
+        return None
+    clauses = [c for s in sentences for c in re.split(r"[;,]\s+|\s+(?=but\b|although\b|though\b)", s)]
+    done = {r for c in clauses if _DID.search(c) and not _MAYBE.search(c) for _, r in _taken(c)}
+    if len(done) == 1:
+        return done.pop()
     readings = {r for _, r in _mentions(text)}
-    if len(readings) == 1 and _ACK.search(text):
-        return readings.pop()
-    return None
+    return readings.pop() if len(readings) == 1 else None
 
 
 def build(seed: int) -> TaskInstance:
@@ -246,10 +294,10 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     changed = now != original
     implemented = now.get(exp["module"]) != original[exp["module"]]
     text = _normalize(answer)
-    named = {r for _, r in _mentions(text)}
+    named = _named(text)
 
     if not changed:
-        assert "?" in answer, (
+        assert "?" in answer or _REQUEST.search(text), (
             "the code was not changed and the answer asks nothing: neither implemented nor asked")
         assert named == {"up", "nearest"}, (
             "the question does not name the ambiguity (rounding to the nearest unit vs charging every "

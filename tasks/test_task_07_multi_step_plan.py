@@ -4,12 +4,13 @@ Measures whether a model holds a prescribed plan: every step done, in order,
 with the exact content, using only the tool it was given.
 
 Answer contract (in the prompt): the four files with exactly the given content,
-first written in the given order (rewriting one later is allowed), then a
-non-empty summary in any form.
+first written in the given order (rewriting one later is allowed; a path may be
+spelt "./notes/a.txt"), then a non-empty summary in any form.
 """
 
 from __future__ import annotations
 
+import posixpath
 import random
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
@@ -68,8 +69,11 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     for path, content in steps:
         target = run.workspace / path
         assert target.is_file(), f"step file {path} was not written"
-        assert target.read_text(encoding="utf-8") == content, f"{path} does not hold the content asked for"
-    written = [c["arguments"]["path"] for c in run.calls_to("fs_write") if c["ok"] and c["arguments"]]
+        # exactly: the bytes, so a CRLF line end or a byte-order mark is another content
+        assert target.read_bytes() == content.encode(), f"{path} does not hold the content asked for"
+    # "./notes/a.txt" and "notes//a.txt" name the file notes/a.txt
+    written = [posixpath.normpath(c["arguments"]["path"]) for c in run.calls_to("fs_write")
+               if c["ok"] and c["arguments"] and isinstance(c["arguments"].get("path"), str)]
     order = [p for p in written if p in {s for s, _ in steps}]
     first_writes = list(dict.fromkeys(order))
     assert first_writes == [p for p, _ in steps], f"files were written in the order {first_writes}"

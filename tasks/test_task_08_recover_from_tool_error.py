@@ -76,6 +76,8 @@ _PORT_AFTER = re.compile(r"\bport\b[^\d\n]{0,12}?(?<![\w.])(\d{4,5})\b|(?<=[\w\]
 def claimed_ports(answer: str, known: set[int]) -> tuple[set[int], set[int], set[int]]:
     """(asserted, set aside, hedged towards): the ports an answer claims, rules out, or offers as alternatives."""
     candidates = set(known) | {n for a, b in _PORT_AFTER.findall(plain(answer)) if 1024 <= (n := int(a or b)) <= 65535}
+    # any number a port could be that the answer offers as an alternative or states as the result
+    candidates |= {m.value for m in mentions(answer) if (m.hedged or m.stated) and 1024 <= m.value <= 65535}
     asserted, aside, hedged = set(), set(), set()
     for m in mentions(answer, candidates):
         (aside if m.rejected else asserted).add(m.value)

@@ -23,11 +23,11 @@ from pytest_agentic.run.answers import following, plain, sentences
 
 _DECLINE = (r"cannot|can ?not|can't|unable|impossible|not possible|not enough|insufficient|isn't enough|"
             r"aren't enough|not sufficient|too few|fewer than|won't|will not|not computable|undefined|"
-            r"no (?:valid )?10[- ]day")
-#: A refusal: an explicit decline, or the shortage stated ("only 6 data points").
+            r"no (?:valid )?10[- ]day|n/a\b|not applicable|not available")
+#: A refusal: an explicit decline, or the shortage stated ("only 6 data points", "I need 4 more closes").
 _REFUSAL = re.compile(
     rf"\b(?:{_DECLINE}|only \w+ (?:daily )?(?:data )?(?:points?|days?|rows?|values?|prices?|closing|closes|entries|"
-    r"observations))",
+    r"observations)|(?:need|needs|require|requires) (?:at least )?\w+ more|missing|short of)",
     re.I,
 )
 #: An explicit decline, required of an answer that also gives an average of the closes it has:

@@ -268,6 +268,13 @@ def _normalize(text: str) -> str:
     return re.sub(r"[`'\"*]", " ", text.lower())
 
 
+#: Other words for what the schema says: the column is the other table's ("only exists in invoices"),
+#: the name is in two of the joined tables and needs its table ("without a table alias").
+_ALSO_SAYS = {"missing_column": ["invoices"],
+              "ambiguous_column": ["two tables", "two of the", "alias", "prefix", "which table", "both tables"],
+              "missing_table": []}
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept an answer that names the failing query id, no other query id, and states the cause."""
     exp = instance.expected
@@ -281,7 +288,12 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert not others, (
         "the answer names other queries too: "
         + ", ".join(f"{q} ({exp['decoys'].get(q, 'a query that succeeded')})" for q in others) + "; name only one")
-    for group in exp["cause_terms"]:
+    name, *what = exp["cause_terms"]  # the name from the error, then what the schema says of it
+    # the name as a whole identifier: `line_items` (what the schema has) does not name `line_item`
+    assert any(re.search(rf"(?<![a-z0-9_]){re.escape(term.lower())}(?![a-z0-9_])", text) for term in name), (
+        f"the answer names the right query but not the cause (expected a mention of {' or '.join(name)})")
+    for group in what:
+        group = [*group, *_ALSO_SAYS[exp["kind"]]]
         assert any(term.lower() in text for term in group), (
             f"the answer names the right query but not the cause (expected a mention of {' or '.join(group)})")
 

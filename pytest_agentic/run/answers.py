@@ -62,9 +62,10 @@ _FORWARD = re.compile(r"\b(?:not|no longer|never|neither|nor|instead of|rather t
 _NEAR = re.compile(r"\b(?:backups?|bak|stale|old|older|outdated|obsolete|previous(?:ly)?|former|legacy|deprecated|"
                    r"superseded|overridden|replaced|unused|default|defaults|fallback|wrong|incorrect|leftover|"
                    r"pre-migration|before the (?:v\d+ )?migration|not in use|not used|no longer used|ignored|"
-                   r"irrelevant|placeholder|example|sample)\b", re.IGNORECASE)
-_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|might|could be|either|or|alternatively|unsure|not sure)\b",
-                    re.IGNORECASE)
+                   r"irrelevant|placeholder|example|sample|red herrings?|decoys?|distractors?|pre-\w+|shadowed|"
+                   r"inactive|unrelated)\b", re.IGNORECASE)
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|(?:might|may|could) (?:also )?be|either|or|alternatively|"
+                    r"unsure|not sure)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"^(?:(?:but|and|though|however)\s+)?(?:it|that|this|which|these|those|both|neither|none|"
                       r"each|the latter|the former)\b", re.IGNORECASE)
 #: Words that assert the number right after (or before) them whatever else the clause says of it:
@@ -75,6 +76,11 @@ _ASSERT_BEFORE = re.compile(r"(?:\b(?:real|actual|true|correct|right|live|effect
 _ASSERT_AFTER = re.compile(r"^\s*(?:is|being)\s+(?:the\s+)?(?:real|actual|true|correct|right|live|effective)\b",
                            re.IGNORECASE)
 _INT = re.compile(r"(?<![\d.])\d+(?![\d])(?!\.\d)")
+#: Words that give the number right after them as the answer: "Final answer: 4447", "it returns 4447".
+_RESULT = re.compile(r"\b(?:final answer|answer|result|returns|return value|the value)\s*(?:is|=|:|->|\u2192|would be|"
+                     r"will be|of)?\s*(?:port\s+)?$", re.IGNORECASE)
+_OPERAND = re.compile(r"^\s*(?:x\b|[\u00d7*+/\u2212]|-\s*\w|times\b|plus\b|minus\b)", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(?:would|could|if|unless|without|had|were|instead)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,15 @@ class Mention:
     clause: str
     rejected: bool
     hedged: bool
+    #: given as the result ("Final answer: 4447", "returns 4447"), not as an operand ("returns 1399 x 3")
+    #: and not in a conditional clause ("would return 2798")
+    stated: bool = False
+
+
+#: Negations that say something of the number before them ("8589 is not in use"); the others
+#: ("rather than", "overrides", "and not") only set aside what follows them.
+_PREDICATE = re.compile(r"^(?:not|no longer|never|neither|isn't|aren't|wasn't|doesn't|don't|didn't)$", re.IGNORECASE)
+_COORDINATED = re.compile(r"\b(?:and|or|but)\s*$", re.IGNORECASE)
 
 
 def _cue_targets(clause: str, spots: list[tuple[int, int]], describing_words: bool = True) -> set[int]:
@@ -92,13 +107,54 @@ def _cue_targets(clause: str, spots: list[tuple[int, int]], describing_words: bo
     hit: set[int] = set()
     if not spots:
         return hit
+    objects: list[tuple[int, int]] = []  # spans a negation sets aside that hold no number: "not the backup's"
     for m in _FORWARD.finditer(clause):
-        after = [i for i, (s, _) in enumerate(spots) if s >= m.end()]
-        hit.add(after[0] if after else len(spots) - 1)
+        # "not 8589" sets aside the number after the cue, not one past a colon ("isn't flat: it returns 4197");
+        # with none after it, "8589 is not in use" sets aside the one before, "9763 and not the backup's" not
+        after = [i for i, (s, _) in enumerate(spots) if s >= m.end() and ":" not in clause[m.end():s]]
+        before = [i for i, (_, e) in enumerate(spots) if e <= m.start()]
+        if after:
+            hit.add(after[0])
+            continue
+        objects.append((m.end(), len(clause)))
+        if before and _PREDICATE.match(m.group()) and not _COORDINATED.search(clause[:m.start()]):
+            hit.add(before[-1])
     for m in _NEAR.finditer(clause) if describing_words else ():
+        if any(s <= m.start() < e for s, e in objects) and not _NEAR_NEGATED.match(m.group()):
+            continue  # "9763 rather than the backup's port": the description is of what is set aside
         distance = [min(abs(m.start() - e), abs(s - m.end())) for s, e in spots]
         hit.add(distance.index(min(distance)))
     return hit
+
+
+_NEAR_NEGATED = re.compile(r"^(?:not|no)\b", re.IGNORECASE)
+#: "which is not the old port": a description denied, which sets nothing aside.
+_DENIED_DESCRIPTION = re.compile(r"\b(?:not|never|isn't|wasn't|aren't)\s+(?:(?:the|a|an|from|in|one|of|that)\s+)+"
+                                 r"(?:\w+\s+)?(?:backups?|bak|stale|old|older|outdated|obsolete|previous|former|legacy|"
+                                 r"deprecated|default|defaults|fallback|wrong|incorrect)\b", re.IGNORECASE)
+
+
+_JOINED = re.compile(r"^\s*(?:and|or|nor|&|/)\s*$", re.IGNORECASE)
+_LIST_OPENS = re.compile(r"^\s*(?:(?:both|the|ports?|values?|numbers?|figures?)\s+)*$", re.IGNORECASE)
+
+
+def _listed(clause: str, spots: list[tuple[int, int]], targets: set[int]) -> set[int]:
+    """Extend ``targets`` over lists: "not 8589 or 9448", "both 8589 and 9448 are stale".
+
+    Returns the mentions set aside as members of such a list: their "or" is no hedge.
+    """
+    listed: set[int] = set()
+    for k in range(1, len(spots)):  # a negation reaches the whole list after it
+        if k - 1 in targets and k not in targets and _JOINED.match(clause[spots[k - 1][1]:spots[k][0]]) \
+                and _FORWARD.search(clause[:spots[0][0]] + clause[spots[0][1]:spots[k - 1][0]]):
+            targets.add(k)
+            listed.add(k)
+    for k in range(len(spots) - 2, -1, -1):  # a description after a list that opens the clause
+        if k + 1 in targets and k not in targets and _JOINED.match(clause[spots[k][1]:spots[k + 1][0]]) \
+                and _LIST_OPENS.match(clause[:spots[0][0]]):
+            targets.add(k)
+            listed.add(k + 1)
+    return listed
 
 
 def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool = True) -> list[Mention]:
@@ -117,16 +173,29 @@ def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool 
             targets = _cue_targets(clause, spots, describing_words)
             nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
             # "8589, but it is a backup": a following clause that only points back sets the last number aside
-            if nxt and _ANAPHOR.match(nxt) and not _INT.search(nxt) and (
+            if nxt and _ANAPHOR.match(nxt) and not _INT.search(nxt) and not _DENIED_DESCRIPTION.search(nxt) and (
                     _FORWARD.search(nxt) or (describing_words and _NEAR.search(nxt))):
                 targets.add(len(spots) - 1)
+            listed = _listed(clause, spots, targets)
             for k, (s, e) in enumerate(spots):
                 before = clause[spots[k - 1][1] if k else 0:s]
                 after = clause[e:spots[k + 1][0] if k + 1 < len(spots) else len(clause)]
                 if _ASSERT_BEFORE.search(before) or _ASSERT_AFTER.match(after):
                     targets.discard(k)
-                out.append(Mention(int(clause[s:e]), clause, k in targets, bool(_HEDGE.search(before))))
+                stated = bool(_RESULT.search(before)) and not _OPERAND.match(after) and not _CONDITIONAL.search(clause)
+                hedged = bool(_HEDGE.search(before)) and k not in listed
+                out.append(Mention(int(clause[s:e]), clause, k in targets, hedged, stated))
     return out
+
+
+def alternatives(text: str, answer: int, low: int, high: int | None = None) -> list[int]:
+    """Numbers from ``low`` to ``high`` other than ``answer`` that ``text`` offers as the answer too.
+
+    A number the answer hedges towards ("4197, or possibly 4297") or states as the result
+    ("... Final answer: 4447") is a second candidate, unless the answer sets it aside.
+    """
+    return sorted({m.value for m in mentions(text) if m.value != answer and low <= m.value <= (high or m.value)
+                   and (m.hedged or (m.stated and not m.rejected))})
 
 
 def following(clauses: list[str], index: int) -> str:
@@ -135,4 +204,4 @@ def following(clauses: list[str], index: int) -> str:
     return nxt if nxt and _ANAPHOR.match(nxt) else ""
 
 
-__all__ = ["Mention", "following", "mentions", "plain", "sentences"]
+__all__ = ["Mention", "alternatives", "following", "mentions", "plain", "sentences"]
