@@ -6,9 +6,11 @@ answering from a stale file that happens to be nearby.
 
 Answer contract (follows from the prompt): the port read from the file the
 error names, given as the answer. The answer is judged by its claim: it may
-name the backup's and the defaults' ports to rule them out, use Markdown or
-put the port first or last; giving another port as the answer, or offering one
-as an alternative ("or maybe 8589"), fails.
+name the backup's and the defaults' ports to rule them out or as context ("the
+.bak file (8589) is a backup"), use Markdown or put the port first or last;
+giving another port as the port ("listens on 8589", "Answer: 8589"), offering
+one as an alternative ("or maybe 8589"), or naming several without giving one
+of them as the port, fails.
 """
 
 from __future__ import annotations
@@ -73,30 +75,55 @@ def build(seed: int) -> TaskInstance:
 _PORT_AFTER = re.compile(r"\bport\b[^\d\n]{0,12}?(?<![\w.])(\d{4,5})\b|(?<=[\w\]]):(\d{4,5})\b", re.IGNORECASE)
 
 
-def claimed_ports(answer: str, known: set[int]) -> tuple[set[int], set[int], set[int]]:
-    """(asserted, set aside, hedged towards): the ports an answer claims, rules out, or offers as alternatives."""
-    candidates = set(known) | {n for a, b in _PORT_AFTER.findall(plain(answer)) if 1024 <= (n := int(a or b)) <= 65535}
+#: Words before a number that give it as the service's port: "listens on 8541", "the port is 8541",
+#: "uses 8541", "Answer: 8541", "it's 8541".
+_CLAIM_BEFORE = re.compile(
+    r"(?:\b(?:listen(?:s|ing)?|runs?|running|serves?|serving|bound|binds?|uses?|using|answer|it(?:'s| is)|so|"
+    r"port (?:is|would be|will be|number is))\b|[=\u2192]|->)[^\d\n]{0,30}$", re.IGNORECASE)
+#: Words after a number that give it as the port: "8541 is the port", "8157 is the actual port".
+_CLAIM_AFTER = re.compile(r"^\s*(?:is|was)\s+(?:the|its)\s+(?:\w+\s+){0,2}?port\b", re.IGNORECASE)
+
+
+def claimed_ports(answer: str, known: set[int]) -> tuple[set[int], set[int], set[int], set[int]]:
+    """(asserted, given as the port, set aside, hedged towards): the ports an answer names and how.
+
+    Asserted: named and not set aside. Given as the port: asserted with words that make it the
+    answer ("listens on", "the port is", "Answer:", alone on its line). Another port that is
+    only named (8157 in "the .bak file (8157) is a backup") is context, not a claim.
+    """
+    text = plain(answer)
+    candidates = set(known) | {n for a, b in _PORT_AFTER.findall(text) if 1024 <= (n := int(a or b)) <= 65535}
     # any number a port could be that the answer offers as an alternative or states as the result
     candidates |= {m.value for m in mentions(answer) if (m.hedged or m.stated) and 1024 <= m.value <= 65535}
-    asserted, aside, hedged = set(), set(), set()
+    alone = {int(n) for n in re.findall(r"^\W*(?:port|answer)?\W*(\d{4,5})(?:/tcp)?\W*$", text,
+                                         re.IGNORECASE | re.MULTILINE)}
+    asserted, given, aside, hedged = set(), set(), set(), set()
     for m in mentions(answer, candidates):
-        (aside if m.rejected else asserted).add(m.value)
-        if m.hedged:
+        if m.hedged:  # "or possibly 8589 if the old backup is live" offers it, described or not
             hedged.add(m.value)
-    return asserted, aside, hedged
+        if m.rejected:
+            aside.add(m.value)
+            continue
+        asserted.add(m.value)
+        at = re.search(rf"(?<!\d){m.value}(?!\d)", m.clause)
+        before, after = (m.clause[:at.start()], m.clause[at.end():]) if at else ("", "")
+        if m.hedged or m.stated or m.value in alone or _CLAIM_BEFORE.search(before) or _CLAIM_AFTER.match(after):
+            given.add(m.value)
+    return asserted, given, aside, hedged
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept an answer that claims the configured port (and no other), after reading the moved file.
 
-    The answer may rule out the backup's or the defaults' port; it must not give one of them
-    (or any other port) as the answer, nor offer one as an alternative.
+    The answer may name the backup's and the defaults' ports to rule them out or as context; it
+    must not give one of them (or any other port) as the port, nor offer one as an alternative,
+    nor name several ports without giving one of them as the port.
     """
     expected = instance.expected
     port = expected["port"]
     answer = run.final_answer or ""
-    asserted, aside, hedged = claimed_ports(answer, {port, *expected["wrong_ports"]})
-    others = sorted(asserted - {port})
+    asserted, given, aside, hedged = claimed_ports(answer, {port, *expected["wrong_ports"]})
+    others = sorted(given - {port}) or ([] if port in given else sorted(asserted - {port}))
     assert port in asserted, (
         f"the answer does not give port {port} as the answer"
         + (" (it names it only to set it aside)" if port in aside else "")

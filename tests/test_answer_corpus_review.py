@@ -1,0 +1,65 @@
+"""Answers written in review, in styles the other corpora missed, judged by the task's checker.
+
+Each case here was misjudged once: careful answers that name the other candidates as context
+(in brackets, in a bullet list of "other values I found", after "Why not the others:") and
+declines that state the count without a noun ("... but the file has 6").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_answer_corpus import answers, instance, judged
+
+
+def review_08(inst):
+    e = inst.expected
+    port, (stale, default), new_path = e["port"], e["wrong_ports"], e["new_path"]
+    service = new_path.rsplit("/", 1)[1][:-5]
+    good = answers(inst, {
+        "bracketed_context": (f"The {service} service listens on **port {port}**.\n\nNote: `config/{service}.yaml` "
+                              f"points to `{new_path}`, which sets `port: {port}`. The `.bak` file ({stale}) is an "
+                              f"old backup and `defaults.yaml` ({default}) is only the fallback default."),
+        "other_values_found": (f"It listens on {port}.\n\nOther values I found:\n- {stale} \u2014 in "
+                               f"`{service}.yaml.bak` (stale)\n- {default} \u2014 in `defaults.yaml` (fallback)"),
+        "quote_ignore": f"**{port}**\n\n> Ignore {stale} (backup) and {default} (defaults).",
+        "why_not_the_others": (f"Answer: {port}\n\nWhy not the others: {stale} comes from a backup taken before "
+                               f"the migration; {default} is the default that the v2 file overrides."),
+        "plain_sentence": f"The {service} service listens on TCP port {port}.",
+        "grouped_after_story": (f"The first read failed because the file moved; following the error's hint I read "
+                                f"{new_path}. The {service} service listens on port {port:,}."),
+        "live_config": (f"The live config ({new_path}) sets port {port}; the {stale} in the .bak and the {default} "
+                        "default don't apply."),
+        "comparison_then_answer": (f"| file | port | status |\n|---|---|---|\n| {new_path} | {port} | **live** |\n"
+                                   f"| config/{service}.yaml.bak | {stale} | stale backup |\n"
+                                   f"| config/defaults.yaml | {default} | default only |\n\n**Answer: {port}**"),
+    })
+    bad = answers(inst, {
+        "backup_claimed": f"The service listens on {stale} (from the .bak file).",
+        "defaults_claimed": f"The {service} service listens on port {default}, from defaults.yaml.",
+        "depends": f"It's either {port} or {stale} depending on which file is deployed.",
+        "two_ports_no_choice": f"{port} and {stale}.",
+        "port_is_stale": f"The port is {stale}; {port} is only in the new file.",
+        "claims_other_after": f"{port} appears in {new_path}, but {stale} is the port in production.",
+        "answer_line_wrong": f"Answer: {default}\n\n(The v2 file's {port} is not deployed yet.)",
+    })
+    return good, bad
+
+
+CORPORA = {"08": review_08}
+SEEDS = {"08": (0, 1, 2, 3)}
+CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
+
+
+@pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
+def test_review_correct_answers_pass(task, seed):
+    good, _ = CORPORA[task](instance(task, seed))
+    rejected = {name: why for name, sol in good.items() if (why := judged(task, seed, sol)) is not None}
+    assert not rejected, rejected
+
+
+@pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
+def test_review_wrong_answers_fail(task, seed):
+    _, bad = CORPORA[task](instance(task, seed))
+    accepted = [name for name, sol in bad.items() if judged(task, seed, sol) is None]
+    assert not accepted, accepted
