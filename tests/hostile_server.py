@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-#: What the server sends for one call.
-
-
 @dataclass
 class Reply:
+    """What the server sends for one call."""
+
     status: int = 200
     body: bytes | dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -143,6 +142,8 @@ class HostileServer:
         self.calls = 0
         self.served: list[str] = []
         self.bodies: list[dict[str, Any]] = []
+        #: Calls per ``base_for`` address.
+        self.per_base: dict[str, int] = {}
         self.stopping = threading.Event()
         self.httpd = _Server(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -150,6 +151,11 @@ class HostileServer:
     @property
     def api_base(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def base_for(self, behaviour: str, times: int = 1) -> str:
+        """An api_base whose calls get ``behaviour`` ``times`` times, then ``then`` (counted per base)."""
+        assert behaviour in BEHAVIOURS, behaviour
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/h/{behaviour}/{times}/v1"
 
     def __enter__(self) -> HostileServer:
         self.thread.start()
@@ -160,9 +166,16 @@ class HostileServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def _next(self, body: dict[str, Any]) -> Reply:
+    def _next(self, body: dict[str, Any], path: str) -> Reply:
+        parts = path.split("/")
         with self.lock:
-            step = self.script[self.calls] if self.calls < len(self.script) else self.then
+            if len(parts) > 4 and parts[1] == "h":  # /h/<behaviour>/<times>/v1/...
+                key = f"{parts[2]}/{parts[3]}"
+                seen = self.per_base.get(key, 0)
+                self.per_base[key] = seen + 1
+                step: Any = parts[2] if seen < int(parts[3]) else self.then
+            else:
+                step = self.script[self.calls] if self.calls < len(self.script) else self.then
             self.calls += 1
             self.served.append(step if isinstance(step, str) else getattr(step, "__name__", "callable"))
             self.bodies.append(body)
@@ -184,7 +197,7 @@ class HostileServer:
                     body = json.loads(raw)
                 except ValueError:
                     body = {}
-                reply = server._next(body)
+                reply = server._next(body, self.path)
                 if reply.transport == "silent":
                     server.stopping.wait(60)
                     self.close_connection = True
