@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from .campaign.untrusted import printable
 from .run.failures import classify, tags
 from .fixture import CONTEXT_KEY, RESULT_KEY
 from .run.records import FailureMode, RunRecord, RunResult
@@ -138,3 +139,30 @@ def junit_properties(record: RunRecord) -> list[tuple[str, Any]]:
         ("agentic_cost_usd", "" if record["cost_usd"] is None else f"{record['cost_usd']:.8f}"),
         ("agentic_tool_calls", record["tool_calls"]),
     ]
+
+
+def make_printable(report: pytest.TestReport) -> None:
+    """Escape what an agent test's report quotes of the model before pytest prints it.
+
+    A checker's assertion quotes the answer, and pytest's diff and captured output print it as
+    it is: an ANSI sequence in an answer would recolour or clear the terminal. Every string of
+    the failure's representation and of the captured sections is made :func:`printable` (lines
+    kept, control characters written as escapes); the report keeps its structure.
+    """
+    report.longrepr = _scrub(report.longrepr, 0)
+    report.sections = [(title, printable(text)) for title, text in report.sections]
+
+
+def _scrub(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return printable(value)
+    if depth > 8 or value is None or isinstance(value, (int, float, bool)):
+        return value
+    if isinstance(value, list):
+        return [_scrub(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_scrub(v, depth + 1) for v in value)
+    if type(value).__module__.startswith("_pytest.") and hasattr(value, "__dict__"):
+        for name, attr in list(vars(value).items()):
+            setattr(value, name, _scrub(attr, depth + 1))
+    return value

@@ -104,6 +104,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
             setattr(report, outcome.RECORD_ATTR, record)
             setattr(report, outcome.TRANSCRIPT_ATTR, transcript)
             item.user_properties.extend(outcome.junit_properties(record))
+            outcome.make_printable(report)
     return report
 
 

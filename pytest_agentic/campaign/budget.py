@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -22,7 +23,10 @@ class Ledger:
         return cls(Path(name))
 
     def add(self, cost_usd: float | None) -> None:
-        # One short O_APPEND write per run: atomic between processes.
+        # One short O_APPEND write per run: atomic between processes. A cost that is not a
+        # finite non-negative number (an endpoint's nonsense) adds nothing rather than refunding.
+        if cost_usd is None or not math.isfinite(cost_usd) or cost_usd < 0:
+            cost_usd = 0.0
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, f"{cost_usd or 0.0:.10f}\n".encode())

@@ -9,6 +9,10 @@ from ..run.records import RunRecord
 from .untrusted import code_span
 
 
+#: Infra causes that mean the endpoint refused the key, not that it is down.
+_REFUSED = ("AuthenticationError", "PermissionDeniedError")
+
+
 def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_skipped: int,
                    budget: float | None) -> list[str]:
     """Model caveats, runs the budget skipped, endpoints that look down or lost runs, tool calls written as text."""
@@ -24,8 +28,10 @@ def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_
     for model, runs in sorted(by_model.items()):
         infra = [r for r in runs if r["failure_mode"] == "infra_error"]
         if infra and len(infra) == len(runs):
-            notes.append(f"the endpoint of model {model!r} looks down: all {len(runs)} runs failed with "
-                         f"infra_error (last cause: {code_span(infra[-1]['infra_cause'] or '')})")
+            cause = infra[-1]["infra_cause"] or ""
+            state = "refuses the credentials" if cause.startswith(_REFUSED) else "looks down"
+            notes.append(f"the endpoint of model {model!r} {state}: all {len(runs)} runs failed with "
+                         f"infra_error (last cause: {code_span(cause)})")
         elif infra:
             notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
                          "(not counted against the model; see summary.md)")

@@ -1,7 +1,8 @@
 """Render report.html: one self-contained page (inline CSS, JS and SVG; no request leaves it).
 
 Jinja2 with autoescape on for the whole page: everything a model or a tool wrote reaches the
-template as plain strings and is escaped there. The page's own stylesheet and script are package
+template as plain strings and is escaped there; control characters are then written as visible
+escapes (``campaign.untrusted.printable``). The page's own stylesheet and script are package
 data, inlined, and allowed by their SHA-256 in the page's Content-Security-Policy (nothing else
 runs, nothing is fetched).
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 from .._version import __version__
 from ..campaign import stored
+from ..campaign.untrusted import printable
 from . import charts, views
 from .verdictview import VerdictView, from_session, from_stored
 
@@ -143,7 +145,9 @@ def page(sources: Sequence[Source], title: str | None = None) -> str:
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "version": __version__,
     }
-    return _environment().get_template("report.html.j2").render(**context)
+    # Autoescape leaves control characters and lone surrogates (stored transcripts may hold
+    # them): written as visible escapes, they cannot act on a viewer and the page encodes.
+    return printable(_environment().get_template("report.html.j2").render(**context))
 
 
 def write(sources: Sequence[Source], path: Path, title: str | None = None) -> Path:

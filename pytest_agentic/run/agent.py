@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -23,16 +24,51 @@ SYSTEM_PROMPT = (
 )
 
 
-def _message_dict(message: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": "assistant", "content": getattr(message, "content", None)}
-    calls = getattr(message, "tool_calls", None) or []
-    if calls:
-        out["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.function.name, "arguments": c.function.arguments or ""}}
-            for c in calls
-        ]
-    return out
+#: Characters of one message's text (or of one tool call's arguments) the run keeps; the rest is
+#: cut, and the cut is said. An endpoint may send tens of megabytes; a run's history, transcript
+#: and report must not hold them all.
+MAX_TEXT_CHARS = 1 << 20
+#: Tool calls of one assistant message that are run; the rest are dropped from the history
+#: (and counted), so one message cannot make a run do thousands of calls.
+MAX_CALLS_PER_MESSAGE = 64
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
+def _text(value: Any, limit: int = MAX_TEXT_CHARS) -> str:
+    """Endpoint-given text as the run keeps it: lone surrogates replaced (so it encodes), bounded."""
+    text = _SURROGATES.sub("\ufffd", value if isinstance(value, str) else "")
+    if len(text) > limit:
+        text = text[:limit] + f"\n[... cut by the harness: {len(text) - limit} more characters]"
+    return text
+
+
+def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], int]:
+    """The assistant message as the run keeps it, each call's type, and how many calls were dropped.
+
+    Tool call ids are made unique and non-empty (an endpoint may repeat or omit them; each
+    tool result must answer exactly one call). The history says ``function`` for every call (what
+    the next request may carry); the type the endpoint gave is returned apart, to be judged.
+    """
+    content = getattr(message, "content", None)
+    out: dict[str, Any] = {"role": "assistant", "content": _text(content) if isinstance(content, str) else None}
+    calls = list(getattr(message, "tool_calls", None) or [])
+    kept, kinds, seen = [], [], set()
+    for index, c in enumerate(calls[:MAX_CALLS_PER_MESSAGE], start=1):
+        function = getattr(c, "function", None)
+        call_id = _text(getattr(c, "id", None), 200)
+        if not call_id or call_id in seen:
+            call_id = f"call_{turn}_{index}"
+        seen.add(call_id)
+        raw = getattr(function, "arguments", None)
+        entry = {"id": call_id, "type": "function",
+                 "function": {"name": _text(getattr(function, "name", None), 200),
+                              "arguments": _text(raw if isinstance(raw, str) else "", MAX_TEXT_CHARS)}}
+        kind = getattr(c, "type", None) or "function"
+        kinds.append(_text(kind, 200) if isinstance(kind, str) else type(kind).__name__)
+        kept.append(entry)
+    if kept:
+        out["tool_calls"] = kept
+    return out, kinds, len(calls) - len(kept)
 
 
 class ToolRunner:
@@ -46,12 +82,16 @@ class ToolRunner:
         self.previous: tuple[str, str, str] | None = None
         self.seconds = 0.0
 
-    def execute(self, turn: int, call_id: str, name: str, raw: str) -> ToolCallLog:
+    def execute(self, turn: int, call_id: str, name: str, raw: str, kind: str = "function") -> ToolCallLog:
         start = time.monotonic()
         args: dict[str, Any] | None = None
         hallucinated: str | None = None
         if name not in self.tools:
-            hallucinated = f"unknown tool {name!r}"
+            hallucinated = f"unknown tool {name[:80]!r}"
+        elif kind != "function":
+            hallucinated = f"tool call type {kind[:40]!r} is not 'function'"
+        elif len(raw) >= MAX_TEXT_CHARS:
+            hallucinated = f"arguments are longer than {MAX_TEXT_CHARS} characters"
         else:
             try:
                 parsed = json.loads(raw) if raw.strip() else {}
@@ -130,15 +170,16 @@ def run_agent(
             break
         result.turns = turn
         result.retries += outcome.retries
-        usage = getattr(outcome.response, "usage", None)
-        result.prompt_tokens += getattr(usage, "prompt_tokens", 0) or 0
-        result.completion_tokens += getattr(usage, "completion_tokens", 0) or 0
+        result.prompt_tokens += outcome.prompt_tokens
+        result.completion_tokens += outcome.completion_tokens
+        result.usage_invalid += outcome.usage_invalid
         if outcome.cost_usd is None or result.cost_usd is None:
             result.cost_usd = None
         else:
             result.cost_usd += outcome.cost_usd
         choice = outcome.response.choices[0]
-        message = _message_dict(choice.message)
+        message, kinds, dropped = _message_dict(choice.message, turn)
+        result.dropped_tool_calls += dropped
         result.messages.append(message)
         calls = message.get("tool_calls") or []
         if not calls:
@@ -155,8 +196,13 @@ def run_agent(
                 result.final_answer = text
                 result.stop_reason = "final_answer"
             break
-        for call in calls:
-            log = runner.execute(turn, call["id"], call["function"]["name"], call["function"]["arguments"])
+        for call, kind in zip(calls, kinds):
+            if runner.seconds > limits.max_tool_seconds:
+                # Every call of the message is answered; the ones after the limit are not run.
+                result.messages.append({"role": "tool", "tool_call_id": call["id"],
+                                        "content": "ERROR: not run: the run's tool time is spent"})
+                continue
+            log = runner.execute(turn, call["id"], call["function"]["name"], call["function"]["arguments"], kind)
             result.tool_calls.append(log)
             result.messages.append({"role": "tool", "tool_call_id": call["id"], "content": log["result"]})
         if result.prompt_tokens + result.completion_tokens > limits.max_tokens:

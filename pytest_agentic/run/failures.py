@@ -34,8 +34,10 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
 
 
 def tags(result: RunResult) -> dict[str, Any]:
-    """Secondary tags, kept for every run whether it passed or not."""
+    """Secondary tags, kept for every run whether it passed or not (the endpoint's oddities only when seen)."""
+    oddities = {"usage_invalid": result.usage_invalid, "dropped_tool_calls": result.dropped_tool_calls}
     return {
+        **{k: v for k, v in oddities.items() if v},
         "hallucinated_calls": result.hallucinated_calls,
         "redundant_calls": result.redundant_calls,
         "tool_errors": sum(1 for c in result.tool_calls if not c["ok"]),

@@ -75,6 +75,10 @@ class RunResult:
     workspace: Path | None = None
     #: How the final message wrote a tool call as text (e.g. "fs_read as JSON inside <tool_call>"), or None.
     tool_call_as_text: str | None = None
+    #: Model calls whose reported usage was not believable (negative, absurd, not a number): not counted.
+    usage_invalid: int = 0
+    #: Tool calls beyond the per-message cap, dropped unrun.
+    dropped_tool_calls: int = 0
 
     @property
     def hallucinated_calls(self) -> int:

@@ -34,6 +34,11 @@ MAX_LIST_ENTRIES = 500
 DEFAULT_TOOL_TIMEOUT = 60.0
 
 
+def _shown(text: str, limit: int = 200) -> str:
+    """A path as a tool's error quotes it: repr'd (control characters escaped) and bounded."""
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
 class ToolError(Exception):
     """A tool could not do what was asked; the message goes back to the model."""
 
@@ -89,13 +94,13 @@ class Workspace:
         if rel.strip() == "":
             rel = "."
         if os.path.isabs(rel) or rel.startswith("~"):
-            raise ToolError(f"path {rel!r} is absolute; use a path relative to the workspace")
+            raise ToolError(f"path {_shown(rel)} is absolute; use a path relative to the workspace")
         candidate = self.root / rel
         real = Path(os.path.realpath(candidate))
         if real != self.root and self.root not in real.parents:
-            raise ToolError(f"path {rel!r} is outside the workspace")
+            raise ToolError(f"path {_shown(rel)} is outside the workspace")
         if for_write and candidate.is_symlink():
-            raise ToolError(f"path {rel!r} is a symbolic link; refusing to write through it")
+            raise ToolError(f"path {_shown(rel)} is a symbolic link; refusing to write through it")
         return real
 
     def relative(self, path: Path) -> str:
