@@ -66,8 +66,17 @@ def markup_removed(text: str) -> str:
         text = text.replace(entity, char)
     for _ in range(3):  # nested: \boxed{\text{...}}
         text = _LATEX_WRAP.sub(r"\1", text)
+    text = text.replace("\\lceil", " ceil(").replace("\\rceil", ")").replace("\\lfloor", " floor(").replace("\\rfloor", ")")
     text = text.replace("\\,", " ").replace("\\ ", " ").replace("\\%", "%").replace("\\$", "$")
     return _LATEX_MATH.sub(" ", text)
+
+
+_FENCED = re.compile(r"^[ \t]*```[^\n]*\n.*?^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def outside_code(text: str) -> str:
+    """The claim of ``text`` without its fenced code blocks: quoted files and logs, the evidence."""
+    return _FENCED.sub("\n", final_claim(text))
 
 
 def plain(text: str) -> str:
@@ -296,4 +305,4 @@ def following(clauses: list[str], index: int) -> str:
 
 
 __all__ = ["Mention", "alternatives", "final_claim", "following", "id_stances", "markup_removed", "mentions",
-           "plain", "sentences"]
+           "outside_code", "plain", "sentences"]
