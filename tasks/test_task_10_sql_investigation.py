@@ -280,7 +280,8 @@ _KIND = {
                       r"\binstead\s+of|\bshould\s+(?:be|use|read|sum|select)",
     "ambiguous_column": r"ambigu|\bboth\b|two\s+(?:of\s+the\s+)?(?:joined\s+)?tables|two of the|more than one|"
                         r"qualif|alias|prefix|which\s+(?:one|table)|either\s+table|each\s+table|multiple\s+tables|"
-                        r"several\s+tables|same\s+(?:column|name)",
+                        r"several\s+tables|same\s+(?:column|name)|as\s+well\s+as|resolve|(?:customers|orders)\s+"
+                        r"(?:and|&)\s+(?:customers|orders)",
     "missing_table": r"no such table|n[o']t\s+(?:exist|defined|a\s+table|in\s+the\s+schema)|\bnon-?existent|"
                      r"\bmissing|misspel|\btypo|\bundefined|\bunknown\s+table|\bno\s+(?:\w+\s+)?table|"
                      r"\bwrong\s+(?:table\s+)?name|\bsingular|\bplural|\bshould\s+be|\bcalled|\bnamed|\binstead\s+of",

@@ -74,6 +74,16 @@ def _wrong_cause_10(e) -> str:
     return f"it reads `{name[0]}` while the {table[e['kind']]} table was locked by another job"
 
 
+def _denied_10(e) -> str:
+    """The cause in a sentence whose negation is about the name, not the query."""
+    name = e["cause_terms"][0][0]
+    if e["kind"] == "missing_column":
+        return f"the orders table does not have a {name} column (only invoices does)"
+    if e["kind"] == "ambiguous_column":
+        return f"the WHERE clause does not qualify {name}, and both joined tables have it"
+    return f"table {name} does not exist in the schema"
+
+
 def styles_10(inst):
     e = inst.expected
     qid, cause = e["query_id"], _cause_10(e)
@@ -100,6 +110,8 @@ def styles_10(inst):
                            + _FILLER * 30 + f"\n\nAnswer: {qid}. Cause: {cause}."),
         "json_in_fence": "```json\n" + json.dumps({"query_id": qid, "cause": cause}, indent=2) + "\n```",
         "answer_tag": f"<answer>{qid}</answer> {cause}.",
+        "negation_after_colon": f"{qid}: {_denied_10(e)}.",
+        "which_does_not": f"{qid} uses {e['cause_terms'][0][0]}, which does not work here: {cause}.",
     }
     bad = {
         "rejects_the_right_one": f"It's not {qid}; the database was the cause: {cause}.",
@@ -111,6 +123,7 @@ def styles_10(inst):
         "think_only_unterminated": f"<think>\nThe failing query is {qid}: {cause}. Let me double-check",
         "think_then_wrong": _think(f"{qid} looks like it.") + f"The failing query is {valid}: {cause}.",
         "quotes_block_names_none": f"```\n{block}\n```\n{cause}.",
+        "colon_not_it": f"{qid}: not it. {cause}.",
     }
     return good, bad
 

@@ -232,9 +232,12 @@ def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool 
                 continue
             targets = _cue_targets(clause, spots, describing_words)
             nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
-            # "8589, but it is a backup": a following clause that only points back sets the last number aside
-            if nxt and _ANAPHOR.match(nxt) and not _INT.search(nxt) and not _DENIED_DESCRIPTION.search(nxt) and (
-                    _FORWARD.search(nxt) or (describing_words and _NEAR.search(nxt))):
+            # "8589, but it is a backup": a following clause that only points back sets the last number aside;
+            # read by negations only, it must point at the number itself: in "returns 4197 from the banded fee,
+            # which does not use the flat table" the "which" is the fee
+            closes = describing_words or not re.sub(r"[\s\W]+", "", clause[spots[-1][1]:])
+            if nxt and closes and _ANAPHOR.match(nxt) and not _INT.search(nxt) and not _DENIED_DESCRIPTION.search(nxt) \
+                    and (_FORWARD.search(nxt) or (describing_words and _NEAR.search(nxt))):
                 targets.add(len(spots) - 1)
             listed = _listed(clause, spots, targets)
             for k, (s, e) in enumerate(spots):
@@ -286,7 +289,10 @@ def id_stances(text: str, pattern: re.Pattern[str], known: set[str]) -> dict[str
             return m.group(0)
         return f" {_PLACEHOLDER + index.setdefault(key, len(index))} "
 
-    text = plain(pattern.sub(masked, final_claim(text)))
+    text = pattern.sub(masked, final_claim(text))
+    # "q-6b2c: table line_item does not exist": after a colon the answer describes the id, whose subject
+    # is something else ("b96a8aad: not it" stays one clause)
+    text = plain(re.sub(r"(?<=\d) *:(?!\s*(?:not|no|never|isn't|wasn't)\b)\s*", ". ", text))
     keys = {_PLACEHOLDER + n: key for key, n in index.items()}
     after = {c: following(cs, i).split(":")[0] for cs in sentences(text) for i, c in enumerate(cs)}
     out: dict[str, bool] = {}
