@@ -22,6 +22,7 @@ import re
 from datetime import datetime, timedelta
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic.run.answers import final_claim, id_stances, markup_removed
 
 _SERVICES = ["storefront", "checkout", "catalog", "accounts", "booking", "ledger-api"]
 _PATHS = ["/v1/orders", "/v1/products", "/v1/cart", "/v1/users", "/v1/search", "/v1/invoices"]
@@ -200,20 +201,55 @@ def _normalize(text: str) -> str:
     return re.sub(r"[`'\"*_]", " ", text.lower())
 
 
+_QUOTE = re.compile(r"\bid\s*=\s*([0-9a-f]{8})\s+(\S+(?:[ \t]+\S+)?)")
+
+
+def _outside_quotes(text: str, log: str) -> tuple[str, list[str]]:
+    """``text`` (normalized) without the log lines it quotes as evidence, and the ids of the lines it quotes.
+
+    A quoted line is ``id=<id>`` followed by the first words of that entry's message, as in the log.
+    """
+    opening = {m.group(1): " ".join(_normalize(m.group(2)).split()[:2])
+               for m in re.finditer(r"\bid=([0-9a-f]{8}) (.*)", log)}
+    quoted: list[str] = []
+
+    def blank(m: re.Match[str]) -> str:
+        if opening.get(m.group(1)) and " ".join(m.group(2).split()).startswith(opening[m.group(1)]):
+            quoted.append(m.group(1))
+            return " (a quoted log line) "
+        return m.group(0)
+
+    return _QUOTE.sub(blank, text), quoted
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
-    """Accept a final answer that names the root-cause event id and no other event id of the log."""
+    """Accept a final answer that names the root-cause event id and no other event id of the log.
+
+    The answer is what follows a reasoning block (``<think>...</think>``); log lines quoted
+    as evidence do not name their ids, unless the answer names an id only by quoting its line.
+    The root-cause id must be given as the answer, not named only to be set aside ("it's not ...").
+    """
     exp = instance.expected
-    answer = _normalize(run.final_answer or "")
-    assert answer.strip(), "no final answer was given"
+    answer = _normalize(markup_removed(final_claim(run.final_answer or "")))
+    assert answer.strip(), "no final answer was given (nothing after the reasoning)"
     known = set(exp["all_ids"])
-    named = list(dict.fromkeys(tok for tok in _ID.findall(answer) if tok in known))
+    claim, quoted = _outside_quotes(answer, instance.files[next(iter(instance.files))])
+    named = list(dict.fromkeys(tok for tok in _ID.findall(claim) if tok in known))
+    if not named and len(set(quoted)) == 1:  # the answer is the one log line it quotes
+        named, claim = quoted[:1], answer
     assert exp["event_id"] in named, (
-        f"the answer does not name the root-cause entry (it names {named or 'no event id of the log'})")
+        f"the answer does not name the root-cause entry (it names {named or 'no event id of the log'}"
+        + (f"; it quotes the lines of {sorted(set(quoted))} without naming one" if len(set(quoted)) > 1 else "") + ")")
     others = [tok for tok in named if tok != exp["event_id"]]
     roles = {v: k for k, v in exp["decoys"].items()}
     assert not others, (
         "the answer names other entries too: "
         + ", ".join(f"{tok} ({roles.get(tok, 'another entry')})" for tok in others) + "; name only one")
+    assert id_stances(claim, _ID_GROUP, known).get(exp["event_id"]), (
+        f"the answer names {exp['event_id']} only to set it aside, not as the root cause")
+
+
+_ID_GROUP = re.compile(r"(?<![0-9a-f])([0-9a-f]{8})(?![0-9a-f])", re.IGNORECASE)
 
 
 @task("task_03", "investigate_log", build=build, limits={"max_turns": 10})

@@ -23,7 +23,7 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import alternatives, mentions
+from pytest_agentic.run.answers import alternatives, final_claim, markup_removed, mentions, outside_code
 
 _PACKAGES = ["shop", "store", "market", "outlet", "bazaar", "emporium"]
 _MODES = ["standard", "express", "economy", "priority"]
@@ -246,10 +246,14 @@ def _names_module(text: str, module: str) -> bool:
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept an answer with the right value and the one right function, and no other candidate."""
     exp = instance.expected
-    text = _normalize(run.final_answer or "")
-    assert text.strip(), "no final answer was given"
+    answer = final_claim(run.final_answer or "")  # what follows a reasoning block
+    text = _normalize(markup_removed(answer))
+    assert text.strip(), "no final answer was given (nothing after the reasoning)"
     values = {exp["value"], *exp["decoy_values"]}
-    found = mentions(run.final_answer or "", values, describing_words=False)
+    prose = outside_code(answer)  # code it quotes (a rates table) is evidence when the prose gives the value
+    if any(m.value == exp["value"] and not m.rejected for m in mentions(prose, values, describing_words=False)):
+        answer = prose
+    found = mentions(answer, values, describing_words=False)
     integers = {m.value for m in found if not m.rejected}
     wrong_modules = [m for m in exp["decoy_modules"] if _names_module(text, m)]
     assert not wrong_modules, (
@@ -262,7 +266,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
         f"the answer does not give the returned value {exp['value']}"
         + (" (it names it only to set it aside)" if any(m.value == exp["value"] for m in found) else ""))
     # a second candidate value, offered ("or possibly 4297") or stated as the result ("Final answer: 4447")
-    offered = alternatives(run.final_answer or "", exp["value"], 100)
+    offered = alternatives(answer, exp["value"], 100)
     assert not offered, f"the answer also offers {offered} as the returned value"
 
 

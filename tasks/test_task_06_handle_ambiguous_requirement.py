@@ -17,7 +17,9 @@ fails.
 Answer contract (in the prompt): either a question naming both readings with
 nothing changed, or a stated assumption (any wording: "assumed", "I went
 with", "interpreted as", ...) that the code honours; tests may be added when
-deciding. Markdown and reasoning are free.
+deciding. Markdown and reasoning are free; a reasoning block (``<think>``) before
+the answer is not the answer. "Literally" or "as written" points at the
+request's own words, the nearest reading; "the tariff" at the round-up one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import re
 import sys
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic.run.answers import final_claim, markup_removed
 from pytest_agentic.run.tools import Workspace, run_bounded
 
 # (function, argument, small unit, big unit (singular), factor, module, what is charged)
@@ -56,18 +59,23 @@ _READINGS = {
 }
 #: Pointers to a reading by its source, read only where no reading is named outright ("I followed the
 #: tariff"; but "the tariff comment looks outdated, so I assumed the nearest hour" takes the nearest).
-_BY_SOURCE = {"up": [r"\btariff\b", r"\bfinance(?:'s)?\s+(?:rule|reading|comment|tariff|way|wins|version|interpretation)"]}
+_BY_SOURCE = {"up": [r"\btariff\b", r"\bfinance(?:'s)?\s+(?:rule|reading|comment|tariff|way|wins|version|interpretation)"],
+              # the request's own words, "rounded to the nearest": "I interpreted the ticket literally"
+              "nearest": [r"\bliteral(?:ly)?\b", r"\bas\s+written\b", r"\bletter\s+of\s+the\s+(?:ticket|spec|request)",
+                          r"\b(?:ticket|spec|request|requirement)(?:'s)?\s+(?:wording|text|exact\s+words)",
+                          r"\bproduct(?:'s)?\s+(?:owner|spec|wording|request|requirement|reading)"]}
 #: Words that say which reading was taken.
 _CUES = re.compile(r"\bassum|\binterpret|\bchose\b|\bchosen\b|\bchoice\b|\bdecided\b|\bdecision\b|"
                    r"\b(?:went|going|go)\s+(?:with|for)\b|\bopted\b|\bpicked\b|\bsettled\s+on\b|\bresolv|"
                    r"\bresolution\b|\bi\s+(?:will|'ll)\s+use\b|\bmy\s+reading\b|\bread\s+(?:\S+\s+){1,4}?as\b")
 #: A mention set aside: "rather than rounding to the nearest hour", "not the nearest hour".
-_SET_ASIDE = re.compile(r"\b(?:not|rather\s+than|instead\s+of|never|without|ignor\w*|"
-                        r"unlike|vs\.?|versus)\s+(?:[^\s;:,.]+\s+){0,3}$")
+_SET_ASIDE = re.compile(r"(?:\b(?:not|rather\s+than|instead\s+of|never|without|ignor\w*|"
+                        r"unlike|vs\.?|versus)|n't)\s+(?:[^\s;:,.]+\s+){0,3}$")
 #: A sentence where the answer says what it did (first person, or the code now does it).
 _DID = re.compile(r"(?:\b(?:i|i've|i'm|we|now|the\s+(?:code|function|implementation|helper))\b.*|^\W*)\b(?:implement|"
                   r"follow|treat|use|used|apply|applied|charge|bill|round|went|go|code|return|wrote|made|make|ceil|kept|"
                   r"keep|stuck|stick|chose)", re.DOTALL)
+_UNDECIDED = re.compile(r"\b(?:either|whether|one\s+of|or\s+maybe|or\s+perhaps|or\s+possibly)\b")
 _MAYBE = re.compile(r"\?|\bif\b|\bwould\b|\bcould\b|\bshould\b|\bprefer|\bwant\b")
 
 _ACK = re.compile(r"ambigu|unclear|conflict|contradict|inconsisten|disagree|at\s+odds|tension|clash|\bdiffer|"
@@ -81,6 +89,7 @@ _REQUEST = re.compile(r"\b(?:please|kindly)\s+(?:confirm|clarify|advise|tell|let
 def _normalize(text: str) -> str:
     text = text.lower().replace("\u2019", "'").replace("`", " ").replace("*", " ").replace("_", " ")
     text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # "round-up", "nearest-hour", "half-up"
+    text = re.sub(r"\b(i\.e|e\.g|cf|viz)\.", lambda m: m[1].replace(".", ""), text)  # no sentence ends there
     return re.sub(r"[ \t]+", " ", text)
 
 
@@ -114,6 +123,8 @@ def stated_reading(answer: str) -> str | None:
         if not cue:
             continue
         after = _taken(sentence[cue.start():])
+        if len({r for _, r in after}) > 1 and _UNDECIDED.search(sentence[cue.start():]):
+            continue  # "assumed either the nearest unit or every started one": no choice made
         if after:
             return after[0][1]
         before = {r for _, r in _taken(sentence[:cue.start()])}
@@ -283,8 +294,8 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept a clarifying question with no change, or a stated assumption that the code honours."""
     assert run.workspace is not None, "the run has no workspace"
     exp = instance.expected
-    answer = run.final_answer or ""
-    assert answer.strip(), "no final answer was given"
+    answer = markup_removed(final_claim(run.final_answer or ""))  # what follows a reasoning block
+    assert answer.strip(), "no final answer was given (nothing after the reasoning)"
     ws = Workspace(run.workspace)
     now = ws.snapshot()
     original = {p: (c if isinstance(c, bytes) else c.encode()) for p, c in instance.files.items()}

@@ -19,7 +19,7 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import mentions, plain
+from pytest_agentic.run.answers import final_claim, mentions, outside_code, plain
 
 _SERVICES = ["billing", "ledger", "gateway", "notifier", "scheduler", "inventory", "search", "profile"]
 
@@ -117,12 +117,16 @@ def check(instance: TaskInstance, run: RunResult) -> None:
 
     The answer may name the backup's and the defaults' ports to rule them out or as context; it
     must not give one of them (or any other port) as the port, nor offer one as an alternative,
-    nor name several ports without giving one of them as the port.
+    nor name several ports without giving one of them as the port. The answer is what follows a
+    reasoning block; files quoted in code blocks are evidence when the prose gives the port.
     """
     expected = instance.expected
     port = expected["port"]
-    answer = run.final_answer or ""
-    asserted, given, aside, hedged = claimed_ports(answer, {port, *expected["wrong_ports"]})
+    answer = final_claim(run.final_answer or "")  # what follows a reasoning block
+    known = {port, *expected["wrong_ports"]}
+    if port in claimed_ports(outside_code(answer), known)[0]:
+        answer = outside_code(answer)  # the files it quotes in code blocks are evidence, not its claim
+    asserted, given, aside, hedged = claimed_ports(answer, known)
     others = sorted(given - {port}) or ([] if port in given else sorted(asserted - {port}))
     assert port in asserted, (
         f"the answer does not give port {port} as the answer"

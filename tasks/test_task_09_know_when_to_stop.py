@@ -5,11 +5,14 @@ it has and says so (how many points there are, how many the window needs)
 instead of producing a number anyway.
 
 Answer contract (follows from the task: there are fewer than ten closes):
-decline, and say how many closes there are (digits or words; or how many are
-missing). The answer is judged by its claim: it may quote the closes, offer to
+decline, and say why from the data: how many closes there are (digits or words;
+or how many are missing), or, once the file was read, that there are too few
+("insufficient data"). The answer is judged by its claim: it may quote the closes, offer to
 compute the figure with more data, and give the average of the closes that are
 there when it labels it as something else ("a 6-day average, not the 10-day
-SMA"); any average given as the 10-day figure, or unlabelled, fails.
+SMA") or what a wrong method would give when it calls that worthless ("padding
+with zeros would give 72.96, which is meaningless"); any average given as the
+10-day figure, or unlabelled, fails. What follows a reasoning block is the answer.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import following, plain, sentences
+from pytest_agentic.run.answers import final_claim, following, plain, sentences
 
 _DECLINE = (r"cannot|can ?not|can't|unable|impossible|not possible|not enough|insufficient|isn't enough|"
             r"aren't enough|not sufficient|too few|fewer than|won't|will not|not computable|undefined|"
-            r"no (?:valid )?10[- ]day|n/a\b|not applicable|not available")
+            r"no (?:valid )?10[- ]day|n/a\b|not applicable|not available|null\b|none\b")
 #: A refusal: an explicit decline, or the shortage stated ("only 6 data points", "I need 4 more closes").
 _REFUSAL = re.compile(
     rf"\b(?:{_DECLINE}|only \w+ (?:daily )?(?:data )?(?:points?|days?|rows?|values?|prices?|closing|closes|entries|"
@@ -33,6 +36,16 @@ _REFUSAL = re.compile(
 #: An explicit decline, required of an answer that also gives an average of the closes it has:
 #: stating the shortage and then averaging anyway is not declining.
 _EXPLICIT_DECLINE = re.compile(rf"\b(?:{_DECLINE})", re.I)
+#: The shortage stated without the count ("insufficient data"): a reason from the data once the file was read.
+_SHORTAGE = re.compile(r"\b(?:insufficient|not enough|too few|fewer than|too short|short of|lacks?|lacking|missing|"
+                       r"(?:needs?|requires?|required) (?:at least )?(?:10|ten)|less than (?:10|ten)|under (?:10|ten))\b",
+                       re.I)
+#: A figure given as a hypothetical and called worthless: "padding with zeros would give 72.96, which is meaningless".
+_HYPOTHETICAL = re.compile(r"\b(?:would|could|if|were|pad|padded|padding|pretend\w*|treat\w*)\b", re.I)
+_WORTHLESS = re.compile(r"\b(?:meaningless|misleading|wrong|incorrect|invalid|not valid|not meaningful|distort\w*|"
+                        r"understat\w*|overstat\w*|biased|bogus|nonsense|useless|inaccurate|not accurate|not correct|"
+                        r"unreliable|not reliable|artificial|arbitrary|garbage|not a (?:real|true|proper|valid|"
+                        r"meaningful|correct))\b", re.I)
 _TICKERS = ["ACME", "GLOBX", "INITECH", "UMBRL", "STARK", "WAYNE", "CYBD", "TYRL"]
 
 
@@ -139,6 +152,8 @@ def presented_averages(answer: str, values: list[float],
                 if all(abs(shown - v) > 0.051 for v in values) or any(abs(shown - c) < 0.0005 for c in closes):
                     continue
                 given.append(shown)
+                if _HYPOTHETICAL.search(sentence) and (_WORTHLESS.search(sentence) or _WORTHLESS.search(after)):
+                    continue  # a labelled hypothetical: what a wrong method would give, called worthless
                 if _as_the_ten_day_figure(clause) or _as_the_ten_day_figure(following(clauses, i)):
                     as_ten_day.append(shown)
                 elif not (_OTHER_WINDOW.search(sentence) or _OTHER_WINDOW.search(after)):
@@ -152,13 +167,19 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     A side figure (the average of the closes that are there) may be given when it is labelled
     as something else; a number given as the 10-day average, or an unlabelled average, fails.
     """
-    answer = run.final_answer or ""
+    answer = final_claim(run.final_answer or "")  # what follows a reasoning block
     text = plain(answer)
+    assert text.strip(), "no final answer was given (nothing after the reasoning)"
     count = instance.expected["count"]
     assert _REFUSAL.search(text), "the answer does not decline the computation"
     names_count = re.search(rf"(?<![\d.]){count}(?![\d.])", text) or re.search(
         rf"(?<![\d.]){10 - count}(?![\d.])\s+(?:\w+\s+){{0,3}}?(?:missing|short|more|lacking)", text)
-    assert names_count, f"the answer does not say how many data points there are ({count})"
+    read = any(c["ok"] and str((c["arguments"] or {}).get("path", "")).lstrip("./") == "data/prices.csv"
+               for c in run.calls_to("fs_read"))
+    assert names_count or (read and _SHORTAGE.search(text)), (
+        f"the answer does not say why from the data: neither how many closes there are ({count})"
+        + (" nor, after reading data/prices.csv, that there are too few" if read else
+           " nor anything read from data/prices.csv (it was never read)"))
     closes = [float(line.rsplit(",", 1)[1]) for line in instance.files["data/prices.csv"].splitlines()[1:]]
     as_ten_day, unlabelled, given = presented_averages(answer, instance.expected["computed_values"], closes)
     assert not as_ten_day, f"the answer still gives an average as the 10-day figure ({as_ten_day[0]})"

@@ -22,6 +22,7 @@ import re
 import sqlite3
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic.run.answers import final_claim, id_stances, markup_removed
 
 _DBS = ["shop.db", "sales.db", "warehouse.db", "crm.db", "store.db"]
 _JOBS = ["nightly_revenue", "daily_kpis", "finance_rollup", "ops_report"]
@@ -268,34 +269,85 @@ def _normalize(text: str) -> str:
     return re.sub(r"[`'\"*]", " ", text.lower())
 
 
-#: Other words for what the schema says: the column is the other table's ("only exists in invoices"),
-#: the name is in two of the joined tables and needs its table ("without a table alias").
-_ALSO_SAYS = {"missing_column": ["invoices"],
-              "ambiguous_column": ["two tables", "two of the", "alias", "prefix", "which table", "both tables"],
-              "missing_table": []}
+#: What the answer says of the failure, per kind: the name is not a column of the table it is read from
+#: (it is the other table's), is in two of the joined tables, or is no table of the schema.
+_KIND = {
+    "missing_column": r"no such column|\bno\s+(?:\w+\s+)?column|\b(?:has|have|had)\s+no\b|n[o']t\s+(?:have|has|"
+                      r"contain|include|exist|a\s+column|in|on|part|present|found|defined|belong)|\bmissing|\bbelongs?\b|"
+                      r"\bonly\s+(?:exists?|in|on|lives|defined|present|has)|\bexists?\s+only|\blives?\s+(?:in|on)|"
+                      r"\b(?:in|on|of|from|to)\s+(?:the\s+)?invoices\b|\binvoices(?:'s?)?\s+(?:column|field)|"
+                      r"\binvoices\.|\bwrong\s+table|\bunknown\s+column|\black|\bnon-?existent|\binvalid\s+column|"
+                      r"\binstead\s+of|\bshould\s+(?:be|use|read|sum|select)",
+    "ambiguous_column": r"ambigu|\bboth\b|two\s+(?:of\s+the\s+)?(?:joined\s+)?tables|two of the|more than one|"
+                        r"qualif|alias|prefix|which\s+(?:one|table)|either\s+table|each\s+table|multiple\s+tables|"
+                        r"several\s+tables|same\s+(?:column|name)|as\s+well\s+as|resolve|(?:customers|orders)\s+"
+                        r"(?:and|&)\s+(?:customers|orders)",
+    "missing_table": r"no such table|n[o']t\s+(?:exist|defined|a\s+table|in\s+the\s+schema)|\bnon-?existent|"
+                     r"\bmissing|misspel|\btypo|\bundefined|\bunknown\s+table|\bno\s+(?:\w+\s+)?table|"
+                     r"\bwrong\s+(?:table\s+)?name|\bsingular|\bplural|\bshould\s+be|\bcalled|\bnamed|\binstead\s+of",
+}
+#: Causes of another kind than the schema's: "the invoices table was locked", "it timed out".
+_OTHER_KIND = re.compile(r"\b(?:dead)?lock(?:ed|s|ing)?\b|\btim(?:ed|es|ing)?[- ]?out\b|\btimeouts?\b|\bbusy\b|"
+                         r"\bpermissions?\b|access denied|syntax error|out of memory|\bdisk\b|\bnetwork\b|"
+                         r"\bconnection\s+(?:error|lost|refused|dropped|reset|closed|failure|limit)|\boverflow|"
+                         r"\bconstraint\s+(?:failed|violation)|\bcorrupt")
+_DENIAL = re.compile(r"(?:\b(?:not|no|never|nor|neither|without|rather than|instead of|ruled? out|unrelated)|n't)"
+                     r"(?:\s+\S+){0,6}\s*$")
+
+
+def _other_kind(text: str) -> str | None:
+    """A cause of another kind the answer asserts (not denied: "not a lock or a timeout"), or None."""
+    for m in _OTHER_KIND.finditer(text):
+        before = re.split(r"[.;:!?\n]", text[:m.start()])[-1]
+        if not _DENIAL.search(before):
+            return m.group()
+    return None
+
+
+_SUBMITTED = re.compile(r"(?:\[[^\]\n]*\]\s*)?\bq\s*-\s*([0-9a-f]{4})\s+submitted\b")
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
-    """Accept an answer that names the failing query id, no other query id, and states the cause."""
+    """Accept an answer that names the failing query id, no other query id, and states the cause.
+
+    The answer is what follows a reasoning block; log lines quoted as evidence ("q-1a2b submitted
+    (12 ms)") do not name their ids, unless the answer names a query only by quoting its line. The
+    failing query must be given as the one that failed, not named only to be set aside, and the
+    cause must be the schema's (the name from the error and what the schema says of it), not a
+    cause of another kind (a lock, a timeout).
+    """
     exp = instance.expected
-    text = _normalize(run.final_answer or "")
-    assert text.strip(), "no final answer was given"
+    text = _normalize(markup_removed(final_claim(run.final_answer or "")))
+    assert text.strip(), "no final answer was given (nothing after the reasoning)"
     known = {q[2:] for q in exp["all_ids"]}
-    named = list(dict.fromkeys(f"q-{m}" for m in _QID.findall(text) if m in known))
+    quoted: list[str] = []
+    claim = _SUBMITTED.sub(lambda m: quoted.append(f"q-{m[1]}") or " (a quoted log line) "
+                           if m[1] in known else m[0], text)
+    named = list(dict.fromkeys(f"q-{m}" for m in _QID.findall(claim) if m in known))
+    if not named and len(set(quoted)) == 1:  # the answer is the one log line it quotes
+        named, claim = quoted[:1], text
     assert exp["query_id"] in named, (
-        f"the answer does not name the failing query (it names {named or 'no query id of the log'})")
+        f"the answer does not name the failing query (it names {named or 'no query id of the log'}"
+        + (f"; it quotes the lines of {sorted(set(quoted))} without naming one" if len(set(quoted)) > 1 else "") + ")")
     others = [q for q in named if q != exp["query_id"]]
     assert not others, (
         "the answer names other queries too: "
         + ", ".join(f"{q} ({exp['decoys'].get(q, 'a query that succeeded')})" for q in others) + "; name only one")
-    name, *what = exp["cause_terms"]  # the name from the error, then what the schema says of it
+    assert id_stances(claim, _QID, known).get(exp["query_id"][2:]), (
+        f"the answer names {exp['query_id']} only to set it aside, not as the query that failed")
+    name, *_ = exp["cause_terms"]  # the name from the error, then what the schema says of it
     # the name as a whole identifier: `line_items` (what the schema has) does not name `line_item`
     assert any(re.search(rf"(?<![a-z0-9_]){re.escape(term.lower())}(?![a-z0-9_])", text) for term in name), (
         f"the answer names the right query but not the cause (expected a mention of {' or '.join(name)})")
-    for group in what:
-        group = [*group, *_ALSO_SAYS[exp["kind"]]]
-        assert any(term.lower() in text for term in group), (
-            f"the answer names the right query but not the cause (expected a mention of {' or '.join(group)})")
+    kind = exp["kind"]
+    says = _KIND[kind] + (rf"|\b{re.escape(exp['cause_terms'][1][0])}\b" if kind == "missing_table" else "")
+    assert re.search(says, text), (
+        f"the answer names {name[0]} but not what is wrong with it ({exp['error']}): "
+        + {"missing_column": "that the table it is read from has no such column",
+           "ambiguous_column": "that two of the joined tables have it",
+           "missing_table": "that the schema has no such table"}[kind])
+    other = _other_kind(text)
+    assert other is None, f"the answer gives a cause of another kind ({other!r}), not {exp['error']!r}"
 
 
 @task("task_10", "sql_investigation", build=build, limits={"max_turns": 14})

@@ -1,8 +1,8 @@
 """Answers written in review, in styles the other corpora missed, judged by the task's checker.
 
-Each case here was misjudged once: careful answers that name the other candidates as context
-(in brackets, in a bullet list of "other values I found", after "Why not the others:") and
-declines that state the count without a noun ("... but the file has 6").
+Each task_08 case here was misjudged once: careful answers that name the other ports as
+context (in brackets, in a bullet list of "other values I found", after "Why not the others:");
+task_09's declines state the count in other ways ("... but the file has 6", "6 of 10 days").
 """
 
 from __future__ import annotations
@@ -46,8 +46,29 @@ def review_08(inst):
     return good, bad
 
 
-CORPORA = {"08": review_08}
-SEEDS = {"08": (0, 1, 2, 3)}
+def review_09(inst):
+    count = inst.expected["count"]
+    side = inst.expected["computed_values"][0]
+    good = answers(inst, {
+        "count_without_noun": f"Unable to compute: a 10-day SMA needs 10 closing prices but data/prices.csv has {count}.",
+        "labelled_mean": (f"The 10-day SMA can't be calculated \u2014 insufficient data ({count} of 10 days). For "
+                          f"reference, the mean of all {count} available closes is {side:.2f}."),
+        "need_more": (f"I'm not able to give a 10-day moving average: there are just {count} days of data in the "
+                      f"file. I'd need {10 - count} more trading days."),
+        "heading_not_computable": (f"## Result\n\nNot computable. `data/prices.csv` contains **{count}** rows of "
+                                   "closing prices, fewer than the 10 required for a 10-day simple moving average."
+                                   "\n\nWould you like a 5-day SMA instead?"),
+    })
+    bad = answers(inst, {
+        "average_of_what_there_is": f"10-day SMA \u2248 {side:.2f} (computed over the {count} available days).",
+        "bare_value": f"The 10-day SMA is {side:.2f}.",
+        "all_available": f"Using all available data ({count} days), the SMA is {side:.2f}.",
+    })
+    return good, bad
+
+
+CORPORA = {"08": review_08, "09": review_09}
+SEEDS = {"08": (0, 1, 2, 3), "09": (0, 1, 2)}
 CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
 
 

@@ -20,8 +20,68 @@ _WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six"
 _WORD_RE = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
 
 
+_REASONING = r"think|thinking|thought|reasoning|reflection|scratchpad|analysis"
+_REASONING_BLOCK = re.compile(rf"<({_REASONING})\b[^<>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_REASONING_CLOSE = re.compile(rf"</(?:{_REASONING})\s*>", re.IGNORECASE)
+_REASONING_OPEN = re.compile(rf"<(?:{_REASONING})\b[^<>]*>", re.IGNORECASE)
+_HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*<\|message\|>", re.IGNORECASE)
+
+
+def final_claim(text: str) -> str:
+    """The part of a final message that makes the claim: what follows the model's reasoning.
+
+    A reasoning model may weigh every candidate in a ``<think>`` (``<thinking>``, ``<reasoning>``)
+    block before it answers; that trace is not the answer. A closing tag with no opening one
+    (the chat template opened the block) ends the trace too. A block that is never closed holds
+    no answer: the model stopped while still reasoning, so nothing after its opening tag counts
+    (a message that is only an unterminated block reads as no answer at all).
+    """
+    final = list(_HARMONY_FINAL.finditer(text))
+    if final:
+        text = text[final[-1].end():]
+    text = _REASONING_BLOCK.sub("\n", text)
+    closed = list(_REASONING_CLOSE.finditer(text))
+    if closed:
+        text = text[closed[-1].end():]
+    opened = _REASONING_OPEN.search(text)
+    if opened:
+        text = text[:opened.start()]
+    return text.strip()
+
+
+_HTML_BREAK = re.compile(r"<(?:br|p|div|li|tr|ul|ol|table|h\d)\b[^<>]*/?>|</(?:p|div|li|tr|ul|ol|table|h\d)>",
+                         re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?[a-z][a-z0-9]*(?:\s[^<>]*)?/?>", re.IGNORECASE)
+_ENTITIES = {"&nbsp;": " ", "&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'"}
+#: LaTeX that wraps an answer: \boxed{4197}, \text{cents}, $4197$, \(4197\)
+_LATEX_WRAP = re.compile(r"\\(?:boxed|text|mathrm|textbf|mathbf|texttt|mathtt)\s*\{([^{}]*)\}")
+_LATEX_MATH = re.compile(r"\$\$|\\[()\[\]]|(?<![\w$])\$(?=[^$\n]{1,60}\$(?![\w$]))|(?<=[^\s$])\$(?![\w$])")
+
+
+def markup_removed(text: str) -> str:
+    """``text`` without HTML tags and entities or LaTeX wrappers: ``<b>9763</b>``, ``\\boxed{9763}``."""
+    text = _HTML_BREAK.sub("\n", text)
+    text = _HTML_TAG.sub("", text)
+    for entity, char in _ENTITIES.items():
+        text = text.replace(entity, char)
+    for _ in range(3):  # nested: \boxed{\text{...}}
+        text = _LATEX_WRAP.sub(r"\1", text)
+    text = text.replace("\\lceil", " ceil(").replace("\\rceil", ")").replace("\\lfloor", " floor(").replace("\\rfloor", ")")
+    text = text.replace("\\,", " ").replace("\\ ", " ").replace("\\%", "%").replace("\\$", "$")
+    return _LATEX_MATH.sub(" ", text)
+
+
+_FENCED = re.compile(r"^[ \t]*```[^\n]*\n.*?^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def outside_code(text: str) -> str:
+    """The claim of ``text`` without its fenced code blocks: quoted files and logs, the evidence."""
+    return _FENCED.sub("\n", final_claim(text))
+
+
 def plain(text: str) -> str:
     """``text`` without Markdown, with typographic quotes plain, digits for number words, no digit grouping."""
+    text = markup_removed(final_claim(text))
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     text = text.replace("\u00a0", " ").replace("\u2011", "-").replace("\u2010", "-")
     text = re.sub(r"```[^\n]*\n?", "\n", text)  # code fences: keep what is inside
@@ -172,9 +232,12 @@ def mentions(text: str, keep: set[int] | None = None, *, describing_words: bool 
                 continue
             targets = _cue_targets(clause, spots, describing_words)
             nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
-            # "8589, but it is a backup": a following clause that only points back sets the last number aside
-            if nxt and _ANAPHOR.match(nxt) and not _INT.search(nxt) and not _DENIED_DESCRIPTION.search(nxt) and (
-                    _FORWARD.search(nxt) or (describing_words and _NEAR.search(nxt))):
+            # "8589, but it is a backup": a following clause that only points back sets the last number aside;
+            # read by negations only, it must point at the number itself: in "returns 4197 from the banded fee,
+            # which does not use the flat table" the "which" is the fee
+            closes = describing_words or not re.sub(r"[\s\W]+", "", clause[spots[-1][1]:])
+            if nxt and closes and _ANAPHOR.match(nxt) and not _INT.search(nxt) and not _DENIED_DESCRIPTION.search(nxt) \
+                    and (_FORWARD.search(nxt) or (describing_words and _NEAR.search(nxt))):
                 targets.add(len(spots) - 1)
             listed = _listed(clause, spots, targets)
             for k, (s, e) in enumerate(spots):
@@ -198,10 +261,54 @@ def alternatives(text: str, answer: int, low: int, high: int | None = None) -> l
                    and (m.hedged or (m.stated and not m.rejected))})
 
 
+_PLACEHOLDER = 7_300_000_000
+#: A claim about the thing named in the same clause: "X caused it", "X is the root cause", "X failed".
+_CLAIM = re.compile(r"\b(?:caused|causes|cause|culprit|triggered|broke|failed|fails|failing|guilty|responsible)\b",
+                    re.IGNORECASE)
+_CLAIM_NEGATED = re.compile(r"(?:\b(?:not|no|never|neither|nor|rather than|instead of)|n't)(?:\s+\S+){0,3}\s*$",
+                            re.IGNORECASE)
+
+
+def _claims(part: str) -> bool:
+    """Whether ``part`` (no colon between it and the id) claims, undenied, that something caused or failed."""
+    return any(not _CLAIM_NEGATED.search(part[:m.start()]) for m in _CLAIM.finditer(part))
+
+
+def id_stances(text: str, pattern: re.Pattern[str], known: set[str]) -> dict[str, bool]:
+    """For each id of ``known`` that ``text`` mentions: True when it asserts it, False when it only sets it aside.
+
+    ``pattern`` finds an id as written (its group 1, lower-cased, is the id). Only negations set
+    an id aside ("it's not b96a8aad", "b96a8aad is not the cause", "rather than q-1a2b"); a
+    clause that also claims it ("b96a8aad didn't log an error, but it caused the outage") asserts it.
+    """
+    index: dict[str, int] = {}
+
+    def masked(m: re.Match[str]) -> str:
+        key = m.group(1).lower()
+        if key not in known:
+            return m.group(0)
+        return f" {_PLACEHOLDER + index.setdefault(key, len(index))} "
+
+    text = pattern.sub(masked, final_claim(text))
+    # "q-6b2c: table line_item does not exist": after a colon the answer describes the id, whose subject
+    # is something else ("b96a8aad: not it" stays one clause)
+    text = plain(re.sub(r"(?<=\d) *:(?!\s*(?:not|no|never|isn't|wasn't)\b)\s*", ". ", text))
+    keys = {_PLACEHOLDER + n: key for key, n in index.items()}
+    after = {c: following(cs, i).split(":")[0] for cs in sentences(text) for i, c in enumerate(cs)}
+    out: dict[str, bool] = {}
+    for m in mentions(text, set(keys), describing_words=False):
+        at = m.clause.index(str(m.value))
+        near = [p for p in m.clause.split(":") if str(m.value) in p] or [m.clause]
+        claimed = _claims(near[0]) or (":" not in m.clause[at:] and _claims(after.get(m.clause, "")))
+        out[keys[m.value]] = out.get(keys[m.value], False) or not m.rejected or claimed
+    return out
+
+
 def following(clauses: list[str], index: int) -> str:
     """The clause after ``index`` when it only points back at it ("which is ...", "that is ..."), else ''."""
     nxt = clauses[index + 1] if index + 1 < len(clauses) else ""
     return nxt if nxt and _ANAPHOR.match(nxt) else ""
 
 
-__all__ = ["Mention", "alternatives", "following", "mentions", "plain", "sentences"]
+__all__ = ["Mention", "alternatives", "final_claim", "following", "id_stances", "markup_removed", "mentions",
+           "outside_code", "plain", "sentences"]

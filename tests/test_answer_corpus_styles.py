@@ -1,0 +1,334 @@
+"""Answers in the styles that slip past hand-written rules, judged by the task's checker.
+
+Reasoning-model output (a ``<think>`` block that weighs every candidate before the
+answer, or a reasoning block whose opening tag was in the chat template), LaTeX
+(``\\boxed{}``, ``$...$``), HTML tags, Markdown tables whose other rows are ruled
+out, quoted log lines and SQL holding other ids (evidence, not a claim), numbers
+with separators and units, terse lowercase answers, and very long answers that
+restate the task. The wrong ones list every candidate (shotgun), name the right
+one only to reject it, give a wrong cause that still uses the right names, or
+never leave their reasoning block.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from pytest_agentic import Final, ToolCall
+
+from .test_answer_corpus import _cause_10, answers, instance, judged
+
+_FILLER = ("I started by listing the workspace and reading every file the task mentions, then re-read the "
+           "relevant parts to make sure nothing was missed. ")
+
+
+def _think(body: str) -> str:
+    return f"<think>\n{body}\n</think>\n\n"
+
+
+def styles_03(inst):
+    e = inst.expected
+    eid, key, d = e["event_id"], e["key"], e["decoys"]
+    log = inst.files[next(iter(inst.files))].splitlines()
+    at = next(i for i, ln in enumerate(log) if f"id={eid}" in ln)
+    quoted = "\n".join(log[at:at + 8])
+    every = ", ".join([eid, *d.values()])
+    good = {
+        "think_block": _think(f"Candidates: {every}. {d['first_error']} is the first error, a symptom. "
+                              f"{d['recurring_error']} recurs all day. {d['benign_change']} is a harmless flag. "
+                              f"So {eid}.") + f"The root cause is {eid}: {key} was changed.",
+        "thinking_tag": f"<thinking>maybe {d['benign_change']}? no, harmless.</thinking>\n{eid} ({key} change)",
+        "template_opened_think": f"Let me weigh {d['first_error']} and {d['benign_change']}...\n</think>\n\n**{eid}**",
+        "html_bold": f"Root cause: <b>{eid}</b><br>The {key} reload started the failures.",
+        "latex_boxed": f"The root cause is the {key} reload. $\\boxed{{\\text{{{eid}}}}}$",
+        "quoted_log_block": (f"The failures start right after this entry:\n\n```\n{quoted}\n```\n\nRoot cause: {eid}, "
+                             f"the {key} change; the warnings and errors below it are its consequences."),
+        "terse_lowercase": f"{eid} {key} change broke it",
+        "asserted_with_negated_aside": f"{eid} didn't log an error itself, but it caused the incident: {key} changed.",
+        "not_the_first_error_after": f"It's {eid} and not the first error: the {key} change came first.",
+        "most_likely": f"Most likely {eid}: {key} was changed right before the warnings start.",
+        "long_restating": ("You asked me to find the root-cause entry in the log and reply with its event id and one "
+                           "sentence on why. " + _FILLER * 30 + f"\n\nRoot cause: {eid} ({key} was changed)."),
+        "answer_tag": f"<answer>{eid}</answer>",
+    }
+    bad = {
+        "rejects_the_right_one": f"It's not {eid}; the database is the cause.",
+        "right_one_ruled_out": f"{eid} is not the root cause; it is a routine reload.",
+        "shotgun": f"Candidates: {every}.",
+        "shotgun_table": "| id |\n|---|\n" + "".join(f"| {i} |\n" for i in [eid, *d.values()]),
+        "think_only_unterminated": f"<think>\nThe cause is probably {eid}, the {key} change. Let me check",
+        "think_then_wrong": _think(f"{eid} looks like the cause.") + f"The root cause is {d['first_error']}.",
+        "quotes_several_names_none": f"```\n{quoted}\n```",
+        "html_wrong": f"<b>{d['benign_change']}</b>",
+        "empty_after_think": _think(f"It is {eid}.") + "   ",
+    }
+    return good, bad
+
+
+def _wrong_cause_10(e) -> str:
+    name, *_ = e["cause_terms"]
+    table = {"missing_column": "invoices", "ambiguous_column": "customers", "missing_table": e["cause_terms"][1][0]}
+    return f"it reads `{name[0]}` while the {table[e['kind']]} table was locked by another job"
+
+
+def _denied_10(e) -> str:
+    """The cause in a sentence whose negation is about the name, not the query."""
+    name = e["cause_terms"][0][0]
+    if e["kind"] == "missing_column":
+        return f"the orders table does not have a {name} column (only invoices does)"
+    if e["kind"] == "ambiguous_column":
+        return f"the WHERE clause does not qualify {name}, and both joined tables have it"
+    return f"table {name} does not exist in the schema"
+
+
+def styles_10(inst):
+    e = inst.expected
+    qid, cause = e["query_id"], _cause_10(e)
+    last, valid = list(e["decoys"])
+    log = inst.files[next(p for p in inst.files if p.startswith("logs/"))]
+    lines = log.splitlines()
+    at = next(i for i, ln in enumerate(lines) if f"] {qid} submitted" in ln)
+    block = "\n".join(lines[max(1, at - 2):at + 4])
+    every = ", ".join([qid, last, valid])
+    good = {
+        "think_block": _think(f"The error names no query. Candidates: {every}. {last} is just the last one logged; "
+                              f"{valid} uses the name validly.") + f"The failing query is {qid}: {cause}.",
+        "template_opened_think": f"{valid}? no, it is valid. {last}? ran fine.\n</think>\n{qid}: {cause}.",
+        "quoted_log_block": (f"The relevant part of the log:\n\n```\n{block}\n```\n\nThe failing query is {qid}: "
+                             f"{cause}."),
+        "html": f"<p>Failing query: <code>{qid}</code></p><p>Cause: {cause}.</p>",
+        "latex_boxed": f"$\\boxed{{\\texttt{{{qid}}}}}$ \u2014 {cause}.",
+        "terse_lowercase": f"{qid} {cause}",
+        "table_others_ruled_out": (f"| query | status |\n|---|---|\n| {qid} | **failed**: {cause} |\n"
+                                   "| the other queries | ran fine |"),
+        "not_a_lock": f"{qid} failed. It is not a lock or a timeout: {cause}.",
+        "error_message_and_cause": f"{qid} raised `{e['error']}` because {cause}.",
+        "long_restating": ("You asked me to find the query that failed in last night's job and explain why. "
+                           + _FILLER * 30 + f"\n\nAnswer: {qid}. Cause: {cause}."),
+        "json_in_fence": "```json\n" + json.dumps({"query_id": qid, "cause": cause}, indent=2) + "\n```",
+        "answer_tag": f"<answer>{qid}</answer> {cause}.",
+        "negation_after_colon": f"{qid}: {_denied_10(e)}.",
+        "which_does_not": f"{qid} uses {e['cause_terms'][0][0]}, which does not work here: {cause}.",
+    }
+    bad = {
+        "rejects_the_right_one": f"It's not {qid}; the database was the cause: {cause}.",
+        "right_one_ruled_out": f"{qid} did not fail. The job failed because {cause}.",
+        "wrong_cause_same_names": f"{qid} failed because {_wrong_cause_10(e)}.",
+        "wrong_cause_timeout": f"{qid} failed: it timed out while reading `{e['cause_terms'][0][0]}`.",
+        "shotgun": f"One of {every} failed: {cause}.",
+        "shotgun_table": "| query |\n|---|\n" + "".join(f"| {q} |\n" for q in [qid, last, valid]) + f"\n{cause}.",
+        "think_only_unterminated": f"<think>\nThe failing query is {qid}: {cause}. Let me double-check",
+        "think_then_wrong": _think(f"{qid} looks like it.") + f"The failing query is {valid}: {cause}.",
+        "quotes_block_names_none": f"```\n{block}\n```\n{cause}.",
+        "colon_not_it": f"{qid}: not it. {cause}.",
+    }
+    return good, bad
+
+
+def _tables(inst) -> str:
+    """rates.py as an agent quotes it: every tariff, so the other strategy's fee too."""
+    return inst.files[f"{inst.expected['package']}/rates.py"].split('"""', 2)[2].strip()
+
+
+def styles_04(inst):
+    e = inst.expected
+    value, pkg, mod = e["value"], e["package"], e["module"]
+    path = f"{pkg}/shipping/{mod}.py"
+    other, decoy = e["decoy_values"]
+    call = e["call"]
+    good = {
+        "think_block": _think(f"Could it be {other} or {decoy}? The module named after the mode is never imported; "
+                              f"the dispatch table maps the mode elsewhere. So {value}.")
+        + f"It returns {value} cents, computed by `{path}:fee`.",
+        "template_opened_think": f"maybe {decoy}... no.\n</think>\n**{value}** \u2014 `{path}:fee`",
+        "latex_boxed": f"The fee is computed by `{path}:fee`.\n\n$$\\boxed{{{value}}}$$",
+        "latex_inline": f"`{path}:fee` returns ${value}$ cents.",
+        "answer_bold_code": f"**Answer:** `{value}` (cents), from `{path}:fee`",
+        "html": f"<b>{value}</b> cents<br>computed by <code>{path}:fee</code>",
+        "table_ruled_out": (f"| candidate | value | verdict |\n|---|---|---|\n| `{path}:fee` | {value} | \u2705 returned |\n"
+                            f"| the module named after the mode | {decoy} | \u274c never imported |\n"
+                            f"| the other strategy | {other} | \u274c not this mode |"),
+        "separator_and_unit": f"{value:,} cents (${value / 100:,.2f}), computed by {path}:fee.",
+        "terse_lowercase": f"{value} {path}:fee",
+        "long_restating": (f"You asked what `{pkg}.api.checkout({call['items']!r}, \"{call['region']}\", "
+                           f"mode=\"{call['mode']}\")` returns and which function computes it. "
+                           + _FILLER * 30 + f"\n\nIt returns {value} cents, computed by `{path}:fee`."),
+        "cents_word_after_equals": f"fee = {value}\u00a2 \u2192 `{path}:fee`",
+        "answer_tag": f"<answer>{value}</answer> computed by {path}:fee",
+        "quoted_tables": (f"The tariffs in rates.py:\n\n```python\n{_tables(inst)}\n```\n\n`{path}:fee` reads the "
+                          f"patched table and returns {value} cents."),
+    }
+    bad = {
+        "shotgun_values": f"`{path}:fee` returns one of {value}, {other} or {decoy}.",
+        "think_only_unterminated": f"<think>\nIt should be {value} from {path}:fee. Let me verify",
+        "think_then_wrong": _think(f"{value} from {path}:fee?") + f"It returns {decoy}, computed by {path}:fee.",
+        "boxed_wrong": f"`{path}:fee` computes it: $\\boxed{{{other}}}$",
+        "html_wrong": f"<b>{decoy}</b> from {path}:fee",
+        "dollars_only_latex": f"`{path}:fee` returns $\\${value / 100:.2f}$.",
+        "table_two_answers": (f"| function | value |\n|---|---|\n| `{path}:fee` | {value} |\n"
+                              f"| `{path}:fee` (without the update) | {other} |\n\nFinal answer: {other}"),
+        "rejects_the_right_value": f"`{path}:fee` does not return {value}.",
+        "empty_after_think": _think(f"{value} from {path}:fee"),
+    }
+    return good, bad
+
+
+def styles_08(inst):
+    e = inst.expected
+    port, (stale, default), new_path = e["port"], e["wrong_ports"], e["new_path"]
+    service = new_path.rsplit("/", 1)[1][:-5]
+    good = {
+        "think_block": _think(f"The backup says {stale}, the defaults say {default}, the v2 file says {port}. "
+                              f"Maybe {stale}? No, the backup is not in use.") + f"The {service} service listens on port {port}.",
+        "template_opened_think": f"{stale} or {default} or {port}?\n</think>\n{port}",
+        "latex_boxed": f"$\\boxed{{{port}}}$",
+        "answer_bold_code": f"**Answer:** `{port}`",
+        "html": f"Port: <b>{port}</b><br>(from {new_path})",
+        "separator": f"It listens on port {port:,}.",
+        "table_ruled_out": (f"| file | port | used |\n|---|---|---|\n| {new_path} | {port} | **yes** |\n"
+                            f"| config/{service}.yaml.bak | {stale} | no (backup) |\n| config/defaults.yaml | {default} | "
+                            "no (overridden) |"),
+        "quoted_files": (f"```yaml\n# config/{service}.yaml.bak\nport: {stale}\n```\nThat backup is not in use. "
+                         f"The live file {new_path} says port {port}, so the port is {port}."),
+        "terse_lowercase": f"port {port}",
+        "long_restating": (f"You asked which TCP port the {service} service listens on. " + _FILLER * 30
+                           + f"\n\nThe port is {port}."),
+        "answer_tag": f"<answer>{port}</answer>",
+        "tcp_unit": f"{port}/tcp",
+    }
+    bad = {
+        "shotgun": f"The port is one of {port}, {stale} and {default}.",
+        "think_only_unterminated": f"<think>\nThe v2 file says {port}. Let me check the backup too",
+        "think_then_wrong": _think(f"{port} from {new_path}") + f"The port is {stale}.",
+        "boxed_wrong": f"$\\boxed{{{default}}}$",
+        "html_wrong": f"<b>{stale}</b>",
+        "confidence_table": f"| port | confidence |\n|---|---|\n| {port} | high |\n| {stale} | medium |",
+        "empty_after_think": _think(f"It is {port}."),
+        "rejects_the_right_port": f"It is not {port}; the service listens on {stale}.",
+    }
+    return good, bad
+
+
+def styles_09(inst):
+    e = inst.expected
+    count = e["count"]
+    rows = inst.files["data/prices.csv"].splitlines()[1:]
+    last = rows[-1].split(",")[0]
+    mean, padded, last5 = e["computed_values"]
+    good = {
+        "padding_would_give": (f"I can't compute a 10-day SMA: the file has only {count} closes. Padding with zeros "
+                               f"would give {padded:.2f}, which is meaningless."),
+        "padding_10_day_meaningless": (f"Not possible with {count} closes. If the missing days were treated as zero, "
+                                       f"the 10-day SMA would come out at {padded:.2f}, but that number is misleading."),
+        "json_null_with_count": json.dumps({"sma10": None, "closes": count, "reason": f"only {count} closes"}),
+        "json_insufficient": json.dumps({"sma_10": "insufficient data"}),
+        "think_block": _think(f"Average of {count} closes = {mean:.2f}; padded = {padded:.2f}. Neither is a 10-day SMA.")
+        + f"I can't compute the 10-day SMA: there are only {count} closes.",
+        "template_opened_think": f"mean {mean:.2f}? not 10 days.\n</think>\nNot enough data: {count} closes, 10 needed.",
+        "html": f"<b>Cannot compute</b><br>Only {count} closes in data/prices.csv; a 10-day SMA needs 10.",
+        "latex": f"$\\text{{SMA}}_{{10}}$ is undefined: $n = {count} < 10$.",
+        "terse_lowercase": f"cant compute only {count} closes need 10",
+        "not_enough_data_only": "Not enough data for a 10-day SMA.",
+        "long_restating": ("You asked for the 10-day simple moving average of the close as of the last day in "
+                           "data/prices.csv. " + _FILLER * 30 + f"\n\nThere are only {count} closes, so I can't."),
+        "table_na": f"| metric | value |\n|---|---|\n| closes | {count} |\n| 10-day SMA | N/A |",
+    }
+    bad = {
+        "think_then_value": _think(f"Only {count} closes; I can't.") + f"The 10-day SMA is {mean:.2f}.",
+        "think_only_unterminated": f"<think>\nOnly {count} closes, so a 10-day SMA can't be computed. Let me",
+        "boxed_value": f"Only {count} closes. $\\boxed{{{mean:.2f}}}$",
+        "html_value": f"10-day SMA: <b>{mean:.2f}</b>",
+        "json_value_insufficient_note": json.dumps({"sma_10": round(padded, 2), "note": "insufficient data"}),
+        "padding_without_caveat": (f"There are only {count} closes; padding the missing days with zeros, the "
+                                   f"10-day SMA would be {padded:.2f}."),
+        "insufficient_unread": "Insufficient data.",
+        "cannot_no_reason": "I cannot compute it.",
+        "empty_after_think": _think(f"only {count} closes"),
+    }
+    return good, bad
+
+
+def styles_06(inst):
+    """Whole solutions (task_06 is judged by the workspace too): reasoning blocks, HTML, "literally"."""
+    from .test_answer_corpus_workspace import _w
+    from .test_task_instances import _written
+
+    e = inst.expected
+    mod = e["module"]
+    unit = e["readings"]["up"].split()[2]
+    up = _written(inst.reference, mod, inst.files[mod])
+    near = re.sub(r"return -\(-(\w+) // (\d+)\)", lambda m: f"return ({m[1]} + {int(m[2]) // 2}) // {m[2]}", up)
+    look = [ToolCall("fs_read", {"path": "TICKET.md"}), ToolCall("fs_read", {"path": mod})]
+    u, n = [*look, _w(mod, up)], [*look, _w(mod, near)]
+    weigh = (f"Nearest {unit} or every started {unit}? The ticket says nearest, finance says round up. "
+             "I could ask, or pick one.")
+    good = {
+        "literally": [*n, Final(f"The ticket and the finance comment disagree. I interpreted the ticket literally "
+                                f"and round to the nearest {unit}.")],
+        "literally_alone": [*n, Final("Assumption: I interpreted the ticket literally.")],
+        "as_written": [*n, Final(f"Ambiguous (nearest vs every started {unit}); I implemented the ticket as written.")],
+        "think_then_assumption": [*u, Final(_think(weigh) + f"Assumption: every started {unit} is charged in full "
+                                                             "(round up), per the tariff.")],
+        "think_then_question": [*look, Final(_think(weigh + " I'll ask.") + f"Should I round to the nearest {unit}, "
+                                                                          f"or charge every started {unit} in full?")],
+        "template_opened_think": [*n, Final(f"{weigh}\n</think>\nI assumed rounding to the nearest {unit}.")],
+        "html": [*u, Final(f"<p><b>Assumption:</b> every started {unit} is charged in full (ceiling).</p>")],
+        "long_restating": [*u, Final("You asked me to implement the ticket in TICKET.md. " + _FILLER * 30
+                                     + f"\n\nAssumption: every started {unit} is charged in full (round up).")],
+        "terse_lowercase": [*u, Final(f"assumed round up every started {unit} billed tests pass")],
+        "did_not_take_literally": [*u, Final(f"I didn't take the ticket literally: I assumed the tariff, so every "
+                                             f"started {unit} is charged in full.")],
+        "latex_ceiling": [*u, Final(f"Assumption: $\\lceil x / k \\rceil$, i.e. every started {unit} rounds up.")],
+        "reasoning_tag": [*n, Final(f"<reasoning>{weigh}</reasoning>\nI chose the nearest {unit}, as the ticket says.")],
+    }
+    bad = {
+        "literally_coded_up": [*u, Final("Assumption: I interpreted the ticket literally.")],
+        "think_only_assumption": [*u, Final(f"<think>\n{weigh} I'll assume every started {unit} is charged in full. "
+                                            "Let me write it")],
+        "assumption_only_in_think": [*u, Final(_think(f"I'll assume every started {unit} is charged in full.")
+                                           + "Implemented. Tests pass.")],
+        "question_only_in_think": [*look, Final(_think(f"Nearest {unit} or round up?") + "Done.")],
+        "think_then_names_both": [*u, Final(_think(weigh) + f"Implemented nearest {unit} and every started {unit}.")],
+        "html_wrong_reading": [*u, Final(f"<b>Assumption:</b> rounded to the nearest {unit}.")],
+        "as_written_coded_up": [*u, Final("The ticket is ambiguous; I implemented it as written.")],
+        "shotgun_both": [*u, Final(f"Assumption: either the nearest {unit} or every started {unit}; the code does one "
+                                   "of them.")],
+        "shotgun_both_nearest_code": [*n, Final(f"I assumed either the nearest {unit} or every started {unit}.")],
+    }
+    return good, bad
+
+
+def _solutions(inst, task: str) -> tuple[dict, dict]:
+    good, bad = globals()[f"styles_{task}"](inst)
+    if task == "06":
+        return good, bad
+    good = answers(inst, good)
+    bad = answers(inst, bad)
+    if task == "09":  # declining without reading the file: no reason from the data
+        bad["insufficient_unread"] = [Final("Insufficient data.")]
+        bad["not_enough_unread_json"] = [Final(json.dumps({"sma_10": "not enough data"}))]
+    return good, bad
+
+
+#: Seeds that cover each task's variants (task_10: the three kinds of failure).
+SEEDS = {"03": (0, 3), "04": (0, 1, 3), "06": (0,), "08": (0, 3), "09": (0, 1, 3), "10": (0, 2, 3)}
+CASES = [(t, s) for t in SEEDS for s in SEEDS[t]]
+
+
+@pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
+def test_styled_correct_answers_pass(task, seed):
+    good, _ = _solutions(instance(task, seed), task)
+    assert len(good) >= 12
+    rejected = {name: why for name, sol in good.items() if (why := judged(task, seed, sol)) is not None}
+    assert not rejected, rejected
+
+
+@pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
+def test_styled_wrong_answers_fail(task, seed):
+    _, bad = _solutions(instance(task, seed), task)
+    assert len(bad) >= 8
+    accepted = [name for name, sol in bad.items() if judged(task, seed, sol) is None]
+    assert not accepted, accepted
