@@ -15,6 +15,7 @@ of them as the port, fails.
 
 from __future__ import annotations
 
+import posixpath
 import random
 import re
 
@@ -136,7 +137,9 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     alternatives = sorted(hedged - {port})
     assert not alternatives, f"the answer hedges between port {port} and {alternatives}"
     reads = [c for c in run.calls_to("fs_read") if c["ok"] and c["arguments"]]
-    assert any(c["arguments"].get("path") == expected["new_path"] for c in reads), (
+    # "./config/v2/x.yaml" and "config//v2/x.yaml" name the same file as the error did
+    assert any(isinstance(c["arguments"].get("path"), str)
+               and posixpath.normpath(c["arguments"]["path"]) == expected["new_path"] for c in reads), (
         f"the answer was not read from {expected['new_path']}, the file the error pointed to"
     )
 

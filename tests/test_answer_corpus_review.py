@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from .test_answer_corpus import answers, instance, judged
+from pytest_agentic import ToolCall
+
+from .test_answer_corpus import accepted, answers, instance, judged, rejected
 
 
 def review_08(inst):
@@ -46,6 +48,14 @@ def review_08(inst):
     return good, bad
 
 
+def test_task_08_reads_the_moved_file_by_any_spelling_of_its_path():
+    inst = instance("08", 0)
+    new_path = inst.expected["new_path"]
+    failing, _, answer = inst.reference[0], inst.reference[1], inst.reference[-1]
+    for spelling in (f"./{new_path}", new_path.replace("/", "//"), f"config/../{new_path}"):
+        assert judged("08", 0, [failing, ToolCall("fs_read", {"path": spelling}), answer]) is None, spelling
+
+
 def review_09(inst):
     count = inst.expected["count"]
     side = inst.expected["computed_values"][0]
@@ -75,12 +85,10 @@ CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
 @pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
 def test_review_correct_answers_pass(task, seed):
     good, _ = CORPORA[task](instance(task, seed))
-    rejected = {name: why for name, sol in good.items() if (why := judged(task, seed, sol)) is not None}
-    assert not rejected, rejected
+    assert not (misjudged := rejected(task, seed, good)), misjudged
 
 
 @pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
 def test_review_wrong_answers_fail(task, seed):
     _, bad = CORPORA[task](instance(task, seed))
-    accepted = [name for name, sol in bad.items() if judged(task, seed, sol) is None]
-    assert not accepted, accepted
+    assert not (misjudged := accepted(task, seed, bad)), misjudged
