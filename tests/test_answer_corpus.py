@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentic import Final, ToolCall
+from pytest_agentic.run.answers import final_claim
 from pytest_agentic.run.failures import classify
 from pytest_agentic.run.records import FailureMode
 
@@ -413,7 +414,8 @@ SEEDS = {t: (0,) if t in {"01", "02", "05", "06"} else (0, 3) for t in CORPORA}
 
 
 def judged(task: str, seed: int, solution) -> str | None:
-    """None when the task's checker accepts the solution; else its message (the run must be a wrong_answer)."""
+    """None when the task's checker accepts the solution; else its message (the run must be a wrong_answer,
+    or gave_up_mid_plan when its final message holds only reasoning)."""
     inst = instance(task, seed)
     with tempfile.TemporaryDirectory(prefix=f"corpus-{task}-") as tmp:
         run = play(inst, solution, Path(tmp) / "ws")
@@ -421,9 +423,22 @@ def judged(task: str, seed: int, solution) -> str | None:
         try:
             load_task_module(MODULES[task]).check(inst, run)
         except AssertionError as exc:
-            assert classify(run, passed=False) is FailureMode.WRONG_ANSWER
+            # a final message that holds only reasoning is no answer: the run gave up, it did not answer wrong
+            no_answer = not final_claim(run.final_answer or "")
+            assert classify(run, passed=False) is (FailureMode.GAVE_UP_MID_PLAN if no_answer else
+                                                   FailureMode.WRONG_ANSWER)
             return str(exc) or "rejected"
     return None
+
+
+def rejected(task: str, seed: int, good: dict[str, list]) -> dict[str, str]:
+    """The correct solutions the checker rejects, with its message: empty when the checker is right."""
+    return {name: why for name, sol in good.items() if (why := judged(task, seed, sol)) is not None}
+
+
+def accepted(task: str, seed: int, bad: dict[str, list]) -> list[str]:
+    """The wrong solutions the checker accepts: empty when the checker is right."""
+    return [name for name, sol in bad.items() if judged(task, seed, sol) is None]
 
 
 CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
@@ -438,15 +453,13 @@ def test_corpus_size(task, seed):
 @pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
 def test_correct_answers_pass(task, seed):
     good, _ = CORPORA[task](instance(task, seed))
-    rejected = {name: why for name, sol in good.items() if (why := judged(task, seed, sol)) is not None}
-    assert not rejected, rejected
+    assert not (misjudged := rejected(task, seed, good)), misjudged
 
 
 @pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
 def test_wrong_answers_fail_as_wrong_answer(task, seed):
     _, bad = CORPORA[task](instance(task, seed))
-    accepted = [name for name, sol in bad.items() if judged(task, seed, sol) is None]
-    assert not accepted, accepted
+    assert not (misjudged := accepted(task, seed, bad)), misjudged
 
 
 @pytest.mark.parametrize(("task", "seed"), [("08", 3), ("09", 0), ("09", 5)])

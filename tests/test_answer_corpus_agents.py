@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from .test_answer_corpus import _cause_10, answers, instance, judged
+from .test_answer_corpus import _cause_10, accepted, answers, instance, rejected
 
 
 def agents_03(inst):
@@ -266,15 +266,13 @@ CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
 def test_agent_styled_correct_answers_pass(task, seed):
     good, _ = CORPORA[task](instance(task, seed))
     assert len(good) >= 12
-    rejected = {name: why for name, sol in good.items() if (why := judged(task, seed, sol)) is not None}
-    assert not rejected, rejected
+    assert not (misjudged := rejected(task, seed, good)), misjudged
 
 
 @pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
 def test_agent_styled_wrong_answers_fail(task, seed):
     _, bad = CORPORA[task](instance(task, seed))
     assert len(bad) >= 8
-    accepted = [name for name, sol in bad.items() if judged(task, seed, sol) is None]
-    assert not accepted, accepted
+    assert not (misjudged := accepted(task, seed, bad)), misjudged
 
 

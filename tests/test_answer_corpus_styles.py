@@ -19,7 +19,7 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
-from .test_answer_corpus import _cause_10, answers, instance, judged
+from .test_answer_corpus import _cause_10, accepted, answers, instance, rejected
 
 _FILLER = ("I started by listing the workspace and reading every file the task mentions, then re-read the "
            "relevant parts to make sure nothing was missed. ")
@@ -322,13 +322,11 @@ CASES = [(t, s) for t in SEEDS for s in SEEDS[t]]
 def test_styled_correct_answers_pass(task, seed):
     good, _ = _solutions(instance(task, seed), task)
     assert len(good) >= 12
-    rejected = {name: why for name, sol in good.items() if (why := judged(task, seed, sol)) is not None}
-    assert not rejected, rejected
+    assert not (misjudged := rejected(task, seed, good)), misjudged
 
 
 @pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
 def test_styled_wrong_answers_fail(task, seed):
     _, bad = _solutions(instance(task, seed), task)
     assert len(bad) >= 8
-    accepted = [name for name, sol in bad.items() if judged(task, seed, sol) is None]
-    assert not accepted, accepted
+    assert not (misjudged := accepted(task, seed, bad)), misjudged

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
-from .test_answer_corpus import _reference_fix, instance, judged
+from .test_answer_corpus import _reference_fix, accepted, instance, rejected
 from .test_task_instances import _written
 
 _CLOSINGS = [
@@ -265,12 +265,10 @@ CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
 @pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
 def test_other_correct_solutions_pass(task, seed):
     good, _ = CORPORA[task](instance(task, seed))
-    rejected = {name: why for name, sol in good.items() if (why := judged(task, seed, sol)) is not None}
-    assert not rejected, rejected
+    assert not (misjudged := rejected(task, seed, good)), misjudged
 
 
 @pytest.mark.parametrize(("task", "seed"), CASES, ids=[f"task_{t}-seed{s}" for t, s in CASES])
 def test_forbidden_or_wrong_solutions_fail(task, seed):
     _, bad = CORPORA[task](instance(task, seed))
-    accepted = [name for name, sol in bad.items() if judged(task, seed, sol) is None]
-    assert not accepted, accepted
+    assert not (misjudged := accepted(task, seed, bad)), misjudged

@@ -37,8 +37,13 @@ def test_passed_run_has_no_mode_even_with_bad_calls():
         (result(answer=None, stop="empty_final"), FailureMode.GAVE_UP_MID_PLAN),
         (result(answer="42"), FailureMode.WRONG_ANSWER),
         (result(answer=None, stop="not_started"), FailureMode.INFRA_ERROR),
+        # a final message that is only reasoning, never closed: the model stopped while thinking
+        (result(answer="<think>The port is in config/v2 or maybe the .bak; let me"), FailureMode.GAVE_UP_MID_PLAN),
+        (result(answer="<think>weighing 8589 and 9763</think>\n\n"), FailureMode.GAVE_UP_MID_PLAN),
+        (result(answer="<think>weighing 8589 and 9763</think> 8589"), FailureMode.WRONG_ANSWER),
     ],
-    ids=["infra", "hallucinated", "redundancy", "gave_up_turns", "gave_up_empty", "wrong_answer", "not_started"],
+    ids=["infra", "hallucinated", "redundancy", "gave_up_turns", "gave_up_empty", "wrong_answer", "not_started",
+         "gave_up_inside_reasoning", "gave_up_reasoning_only", "wrong_after_reasoning"],
 )
 def test_each_mode(run, expected):
     assert classify(run, passed=False) is expected

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .answers import final_claim
 from .records import FailureMode, RunResult
 from .textcalls import TAG
 
@@ -17,7 +18,8 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
     Precedence: the endpoint's faults first (never the model's), then calls to
     tools that do not exist or do not fit (or a final message that is a tool call
     written as text), then repeated calls that made no
-    progress, then runs that ended without a final answer; a run that gave an
+    progress, then runs that ended without a final answer (or with a final message that
+    holds only reasoning); a run that gave an
     answer the checker rejected is ``wrong_answer``.
     """
     if passed:
@@ -28,7 +30,9 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
         return FailureMode.TOOL_CALL_HALLUCINATED
     if result.redundant_calls:
         return FailureMode.TOOL_CALL_REDUNDANCY
-    if result.final_answer is None:
+    # No final message, or one that holds no answer: empty, or only the model's reasoning (a
+    # ``<think>`` block it never closed: it stopped while still reasoning).
+    if result.final_answer is None or not final_claim(result.final_answer):
         return FailureMode.GAVE_UP_MID_PLAN
     return FailureMode.WRONG_ANSWER
 
