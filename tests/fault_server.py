@@ -7,7 +7,7 @@ import random
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from pytest_agentic.run.scripted import _step_message
 from pytest_agentic.run.task import Solution
@@ -17,9 +17,30 @@ FAULTS = ("429", "500", "503", "timeout", "drop")
 
 class _Server(ThreadingHTTPServer):
     request_queue_size = 512  # a hundred runs may connect at once
+    daemon_threads = True
 
 
-class FaultServer:
+class LocalEndpoint:
+    """An HTTP server on a free port of 127.0.0.1, served from a daemon thread inside ``with``."""
+
+    def serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.httpd = _Server(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FaultServer(LocalEndpoint):
     """Serves /v1/chat/completions on 127.0.0.1; a share of the calls fail.
 
     ``solutions`` maps a task prompt to the solution played for it; ``fault_rate``
@@ -45,21 +66,7 @@ class FaultServer:
         self.peak = 0
         #: Calls received, counted on arrival (``calls`` counts them once answered).
         self.arrived = 0
-        self.httpd = _Server(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> FaultServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.serve(self._handler())
 
     def _pick_fault(self) -> str | None:
         with self.lock:

@@ -16,8 +16,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .fault_server import LocalEndpoint
+
 
 @dataclass
 class Reply:
@@ -125,12 +128,7 @@ BEHAVIOURS: dict[str, Callable[[], Reply]] = {
 }
 
 
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 256
-    daemon_threads = True
-
-
-class HostileServer:
+class HostileServer(LocalEndpoint):
     """Serves /v1/chat/completions on 127.0.0.1 following ``script``, then ``then`` forever."""
 
     def __init__(self, script: Iterable[str | Callable[[dict[str, Any]], Reply]] = (), then: str = "ok",
@@ -145,26 +143,16 @@ class HostileServer:
         #: Calls per ``base_for`` address.
         self.per_base: dict[str, int] = {}
         self.stopping = threading.Event()
-        self.httpd = _Server(("127.0.0.1", 0), self._handler())
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.serve(self._handler())
 
     def base_for(self, behaviour: str, times: int = 1) -> str:
         """An api_base whose calls get ``behaviour`` ``times`` times, then ``then`` (counted per base)."""
         assert behaviour in BEHAVIOURS, behaviour
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/h/{behaviour}/{times}/v1"
 
-    def __enter__(self) -> HostileServer:
-        self.thread.start()
-        return self
-
     def __exit__(self, *exc: Any) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.stopping.set()  # drips and silent replies end first
+        super().__exit__(*exc)
 
     def _next(self, body: dict[str, Any], path: str) -> Reply:
         parts = path.split("/")
