@@ -216,6 +216,14 @@ def _cause_10(e) -> str:
     return f"it joins `{terms[0][0]}`, but there is no such table; the schema calls it `{terms[1][0]}`"
 
 
+def log_10(inst) -> tuple[list[str], int]:
+    """The job log's lines, and the index of the line where the failing query is submitted."""
+    log = inst.files[next(p for p in inst.files if p.startswith("logs/"))]
+    lines = log.splitlines()
+    qid = inst.expected["query_id"]
+    return lines, next(i for i, ln in enumerate(lines) if f"] {qid} submitted" in ln)
+
+
 def corpus_10(inst):
     e = inst.expected
     qid, cause = e["query_id"], _cause_10(e)

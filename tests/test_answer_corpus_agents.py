@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from .test_answer_corpus import _cause_10, accepted, answers, instance, rejected
+from .test_answer_corpus import _cause_10, accepted, answers, instance, log_10, rejected
 
 
 def agents_03(inst):
@@ -218,9 +218,7 @@ def agents_10(inst):
     e = inst.expected
     qid, cause = e["query_id"], _cause_10(e)
     last, valid = list(e["decoys"])
-    log = inst.files[next(p for p in inst.files if p.startswith("logs/"))]
-    lines = log.splitlines()
-    at = next(i for i, ln in enumerate(lines) if f"] {qid} submitted" in ln)
+    lines, at = log_10(inst)
     stamp = lines[at][1:13]
     sql = lines[at + 1].strip()
     good = answers(inst, {

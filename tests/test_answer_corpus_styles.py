@@ -19,7 +19,7 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
-from .test_answer_corpus import _cause_10, accepted, answers, instance, rejected
+from .test_answer_corpus import _cause_10, accepted, answers, instance, log_10, rejected
 
 _FILLER = ("I started by listing the workspace and reading every file the task mentions, then re-read the "
            "relevant parts to make sure nothing was missed. ")
@@ -88,9 +88,7 @@ def styles_10(inst):
     e = inst.expected
     qid, cause = e["query_id"], _cause_10(e)
     last, valid = list(e["decoys"])
-    log = inst.files[next(p for p in inst.files if p.startswith("logs/"))]
-    lines = log.splitlines()
-    at = next(i for i, ln in enumerate(lines) if f"] {qid} submitted" in ln)
+    lines, at = log_10(inst)
     block = "\n".join(lines[max(1, at - 2):at + 4])
     every = ", ".join([qid, last, valid])
     good = {
