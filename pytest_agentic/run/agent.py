@@ -8,8 +8,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from . import textcalls
 from .limits import Limits
 from .llm import InfraError, call_model
@@ -77,6 +75,8 @@ class ToolRunner:
     def __init__(self, workspace: Workspace, tools: list[Tool], faults: Mapping[str, list[str]]) -> None:
         self.workspace = workspace
         self.tools = {t.name: t for t in tools}
+        from jsonschema import Draft202012Validator  # here, not at plugin import (a tenth of a second)
+
         self.validators = {t.name: Draft202012Validator(dict(t.parameters)) for t in tools}
         self.faults = {name: list(msgs) for name, msgs in faults.items()}
         self.previous: tuple[str, str, str] | None = None
