@@ -44,6 +44,25 @@ def test_overall_pass_at_k_is_the_mean_over_tasks():
     assert (e["pass@1"], e["pass@2"], e["pass^2"]) == (0.3333, 0.6667, 0.0)
 
 
+def test_many_runs_show_a_ladder_of_k_not_every_k():
+    from .records import scores
+
+    records = scores({"a": 30, "b": 10}, runs=30)  # b: 10 of 30
+    rows = {r["task"].split()[0]: r for r in summary.score_rows(records, 30)}
+    assert "pass@1,2,3,5,10,20,30" in rows["b"] and "pass^1,2,3,5,10,20,30" in rows["b"]
+    values = rows["b"]["pass@1,2,3,5,10,20,30"].split()
+    assert len(values) == 7 and values[0] == "0.33" and values[-1] == "1.00"
+    assert rows["b"]["pass^1,2,3,5,10,20,30"].split()[-1] == "0.00"
+    # Three runs keep every k, as before; the CSV keeps every k whatever the runs.
+    assert "pass@1..3" in summary.score_rows(scores({"a": 2}), 3)[0]
+    assert "pass@17" in tables.pass_rate_by_task(records, 30)[0]
+    assert summary.shown_ks(300) == [1, 2, 3, 5, 10, 20, 50, 100, 200, 300]
+    # The report page shows the same k.
+    from pytest_agentic.report import views
+
+    assert len(views.headline(records, 30)[0]["pass_at"]) == 7 and summary.ks_label(30) == "1,2,3,5,10,20,30"
+
+
 def test_wilson_interval_equals_scipys():
     from scipy.stats import binomtest
 

@@ -25,10 +25,29 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
+def shown_ks(max_k: int) -> list[int]:
+    """The k of pass@k and pass^k shown to people: all up to 5, then a ladder (1, 2, 3, 5, 10, 20, 50, ...,
+    max_k), so that 30 runs give seven columns' worth, not thirty. The CSV keeps every k."""
+    if max_k <= 5:
+        return list(range(1, max_k + 1))
+    ladder = [k for k in (1, 2, 3, 5) if k < max_k]
+    step = 10
+    while step < max_k:
+        ladder.append(step)
+        step = step * 5 // 2 if str(step).startswith("2") else step * 2  # 10, 20, 50, 100, 200, 500, ...
+    return [*ladder, max_k]
+
+
 def _series(row: dict[str, Any], prefix: str, max_k: int) -> str:
-    """pass@k (or pass^k) for k = 1..max_k, compactly: '0.33 0.67 1.00' ('-' past the judged runs)."""
-    values = [row.get(f"{prefix}{k}") for k in range(1, max_k + 1)]
+    """pass@k (or pass^k) for the shown k, compactly: '0.33 0.67 1.00' ('-' past the judged runs)."""
+    values = [row.get(f"{prefix}{k}") for k in shown_ks(max_k)]
     return " ".join("-" if v is None else f"{v:.2f}" for v in values)
+
+
+def ks_label(max_k: int) -> str:
+    """The shown k as a label: '1..3', or '1,2,3,5,10,20,30'."""
+    ks = shown_ks(max_k)
+    return f"1..{max_k}" if ks == list(range(1, max_k + 1)) else ",".join(map(str, ks))
 
 
 #: The interval column names which interval each row carries.
@@ -45,8 +64,8 @@ def score_rows(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]
             "score": f"{r['passed']}/{r['judged']}",
             "pass rate": _pct(r["pass_rate"]),
             CI_COLUMN: "-" if r["pass_rate"] is None else f"{_pct(r['ci95_low'])}-{_pct(r['ci95_high'])}",
-            f"pass@1..{max_k}": _series(r, "pass@", max_k),
-            f"pass^1..{max_k}": _series(r, "pass^", max_k),
+            f"pass@{ks_label(max_k)}": _series(r, "pass@", max_k),
+            f"pass^{ks_label(max_k)}": _series(r, "pass^", max_k),
             "infra": r["infra_errors"],
         })
     return rows
@@ -139,8 +158,9 @@ def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: in
         "(ALL), clustered by task: Student's t with tasks - 1 degrees of freedom on the cluster-robust "
         "standard error, never narrower than Wilson (Miller, arXiv 2411.00640: the task, not the run, is "
         "the unit the benchmark samples).\n\n",
-        f"pass@k: the chance that at least one of k runs passes; pass^k: that all k pass (k = 1..{max_k}, "
-        "unbiased estimates from the judged runs; overall: their mean over the tasks).\n\n",
+        f"pass@k: the chance that at least one of k runs passes; pass^k: that all k pass (k = {ks_label(max_k)}; "
+        "every k in pass_rate_by_task.csv; unbiased estimates from the judged runs; overall: their mean over the "
+        "tasks).\n\n",
         markdown_table(score_rows(records, max_k)),
         "\n## Overall uncertainty and power\n\n",
         "".join(line + "\n" for line in overall_lines(records)),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..campaign import tables
+from ..campaign.summary import ks_label, shown_ks
 from ..run.records import FailureMode, RunRecord
 from .transcript import RunView, run_view
 
@@ -50,6 +51,8 @@ class CampaignView:
     records: list[RunRecord]
     series: list[Series]
     max_k: int
+    #: The k the page shows pass@k and pass^k for ('1..3', or a ladder such as '1,2,3,5,10,20,30').
+    ks: str
     headline: list[dict[str, Any]]
     task_rows: list[dict[str, Any]]
     tasks: list[dict[str, str]]
@@ -83,8 +86,8 @@ def headline(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]:
         rows.append({
             "model": model, "passed": row["passed"], "judged": row["judged"], "runs": row["runs"],
             "pass_rate": row["pass_rate"], "ci95_low": row["ci95_low"], "ci95_high": row["ci95_high"],
-            "pass_at": [row.get(f"pass@{k}") for k in range(1, max_k + 1)],
-            "pass_hat": [row.get(f"pass^{k}") for k in range(1, max_k + 1)],
+            "pass_at": [row.get(f"pass@{k}") for k in shown_ks(max_k)],
+            "pass_hat": [row.get(f"pass^{k}") for k in shown_ks(max_k)],
             "infra_errors": row["infra_errors"], "quick_fails": quick[model],
             "total_cost": cost["total_cost_usd"], "cost_per_pass": cost["cost_per_pass_usd"],
             "unpriced": cost["runs_without_price"],
@@ -140,7 +143,7 @@ def build(campaign_id: str, manifest: dict[str, Any], records: Sequence[RunRecor
               if complete is False else "status not recorded")
     return CampaignView(
         id=campaign_id, anchor=f"{prefix}campaign", prefix=prefix, manifest=manifest, records=list(records),
-        series=series, max_k=max_k, headline=headline(records, max_k), task_rows=task_rows,
+        series=series, max_k=max_k, ks=ks_label(max_k), headline=headline(records, max_k), task_rows=task_rows,
         tasks=[{"id": t, "name": names[t]} for t in sorted(names)], modes=mode_counts(records),
         consistency=_consistency(records, runs), runs=runs, notes=list(manifest.get("notes") or []),
         status=status, verdicts=verdicts, errors=errors,
