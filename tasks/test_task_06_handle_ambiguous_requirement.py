@@ -103,42 +103,59 @@ def _mentions(text: str, table: dict[str, list[str]] = _READINGS) -> list[tuple[
     return sorted(found)
 
 
-def _taken(text: str) -> list[tuple[int, str]]:
+def _taken(text: str, sources: dict[str, list[str]] = _BY_SOURCE) -> list[tuple[int, str]]:
     """The readings ``text`` names outright, or else those it points at by their source."""
-    return _mentions(text) or _mentions(text, _BY_SOURCE)
+    return _mentions(text) or _mentions(text, sources)
 
 
-def _named(text: str) -> set[str]:
+def _named(text: str, sources: dict[str, list[str]] = _BY_SOURCE) -> set[str]:
     """The readings ``text`` names at all, set aside or not."""
-    return {r for table in (_READINGS, _BY_SOURCE) for r, patterns in table.items()
+    return {r for table in (_READINGS, sources) for r, patterns in table.items()
             if any(re.search(p, text) for p in patterns)}
 
 
-def stated_reading(answer: str) -> str | None:
-    """The reading an answer says it assumed, or None when it names none or cannot be told apart."""
+_SPEAKER = re.compile(r"^\*\*([A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*\(([^)\n]+)\)[^*\n]*\*\*(.*?)(?=^\*\*|\Z)",
+                      re.MULTILINE | re.DOTALL)
+
+
+def sources_of(ticket: str) -> dict[str, list[str]]:
+    """The pointers to a reading by its source, with the people of ``ticket`` who wrote each reading:
+    "I followed Fatima's rule" points at the reading Fatima's part of the ticket names (and nothing else)."""
+    table = {r: list(p) for r, p in _BY_SOURCE.items()}
+    for m in _SPEAKER.finditer(ticket):
+        readings = {r for _, r in _mentions(_normalize(m.group(3)))}
+        if len(readings) == 1:
+            table[readings.pop()].append(rf"\b{re.escape(m.group(1).lower())}\b")
+    return table
+
+
+def stated_reading(answer: str, sources: dict[str, list[str]] = _BY_SOURCE) -> str | None:
+    """The reading an answer says it assumed, or None when it names none or cannot be told apart.
+
+    ``sources`` are the pointers to a reading by who wrote it (``sources_of`` the ticket)."""
     text = _normalize(answer)
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
     for i, sentence in enumerate(sentences):
         cue = _CUES.search(sentence)
         if not cue:
             continue
-        after = _taken(sentence[cue.start():])
+        after = _taken(sentence[cue.start():], sources)
         if len({r for _, r in after}) > 1 and _UNDECIDED.search(sentence[cue.start():]):
             continue  # "assumed either the nearest unit or every started one": no choice made
         if after:
             return after[0][1]
-        before = {r for _, r in _taken(sentence[:cue.start()])}
+        before = {r for _, r in _taken(sentence[:cue.start()], sources)}
         if len(before) == 1:  # "Ceiling division is what I assumed"
             return before.pop()
         if len(sentence.split()) <= 4 or sentence.endswith(":"):  # a label: "## Decision" then the choice
-            following = next(({r for _, r in found} for s in sentences[i + 1:i + 4] if (found := _taken(s))), set())
+            following = next(({r for _, r in found} for s in sentences[i + 1:i + 4] if (found := _taken(s, sources))), set())
             if len(following) == 1:
                 return following.pop()
     # no explicit assumption: the answer must say there was a choice, then what it did
-    if not (_ACK.search(text) or _named(text) == {"up", "nearest"}):
+    if not (_ACK.search(text) or _named(text, sources) == {"up", "nearest"}):
         return None
     clauses = [c for s in sentences for c in re.split(r"[;,]\s+|\s+(?=but\b|although\b|though\b)", s)]
-    done = {r for c in clauses if _DID.search(c) and not _MAYBE.search(c) for _, r in _taken(c)}
+    done = {r for c in clauses if _DID.search(c) and not _MAYBE.search(c) for _, r in _taken(c, sources)}
     if len(done) == 1:
         return done.pop()
     readings = {r for _, r in _mentions(text)}
@@ -305,7 +322,8 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     changed = now != original
     implemented = now.get(exp["module"]) != original[exp["module"]]
     text = _normalize(answer)
-    named = _named(text)
+    sources = sources_of(instance.files.get("TICKET.md", ""))  # who wrote which reading
+    named = _named(text, sources)
 
     if not changed:
         assert "?" in answer or _REQUEST.search(text), (
@@ -318,7 +336,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert implemented, (
         f"files were changed but {exp['function']} in {exp['module']} was not implemented; "
         "to ask, change nothing")
-    reading = stated_reading(answer)
+    reading = stated_reading(answer, sources)
     assert reading is not None, (
         "the code was changed but the answer does not state which reading of the ticket it assumed"
         + {2: " (it names both without choosing)",

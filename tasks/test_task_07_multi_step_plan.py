@@ -10,7 +10,6 @@ spelt "./notes/a.txt"), then a non-empty summary in any form.
 
 from __future__ import annotations
 
-import posixpath
 import random
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
@@ -72,9 +71,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
         # exactly: the bytes, so a CRLF line end or a byte-order mark is another content
         assert target.read_bytes() == content.encode(), f"{path} does not hold the content asked for"
     # "./notes/a.txt" and "notes//a.txt" name the file notes/a.txt
-    written = [posixpath.normpath(c["arguments"]["path"]) for c in run.calls_to("fs_write")
-               if c["ok"] and c["arguments"] and isinstance(c["arguments"].get("path"), str)]
-    order = [p for p in written if p in {s for s, _ in steps}]
+    order = [p for p in run.paths_of("fs_write") if p in {s for s, _ in steps}]
     first_writes = list(dict.fromkeys(order))
     assert first_writes == [p for p, _ in steps], f"files were written in the order {first_writes}"
     assert run.final_answer and run.final_answer.strip(), "no summary was given"

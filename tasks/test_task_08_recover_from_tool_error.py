@@ -15,12 +15,11 @@ of them as the port, fails.
 
 from __future__ import annotations
 
-import posixpath
 import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import final_claim, mentions, outside_code, plain
+from pytest_agentic.run.answers import final_claim, mentions, outside_code, plain, sets_aside
 
 _SERVICES = ["billing", "ledger", "gateway", "notifier", "scheduler", "inventory", "search", "profile"]
 
@@ -81,6 +80,9 @@ _PORT_AFTER = re.compile(r"\bport\b[^\d\n]{0,12}?(?<![\w.])(\d{4,5})\b|(?<=[\w\]
 _CLAIM_BEFORE = re.compile(
     r"(?:\b(?:listen(?:s|ing)?|runs?|running|serves?|serving|bound|binds?|uses?|using|answer|it(?:'s| is)|so|"
     r"port (?:is|would be|will be|number is))\b|[=\u2192]|->)[^\d\n]{0,30}$", re.IGNORECASE)
+#: Words before a number that put its clause in another time or mood: "used to listen on", "would listen on".
+_PAST = re.compile(r"\b(?:used to|previously|formerly|before|until|was|were|had|would|could|might|if|when|once)\b",
+                   re.IGNORECASE)
 #: Words after a number that give it as the port: "8541 is the port", "8157 is the actual port".
 _CLAIM_AFTER = re.compile(r"^\s*(?:is|was)\s+(?:the|its)\s+(?:\w+\s+){0,2}?port\b", re.IGNORECASE)
 
@@ -99,15 +101,20 @@ def claimed_ports(answer: str, known: set[int]) -> tuple[set[int], set[int], set
     alone = {int(n) for n in re.findall(r"^\W*(?:port|answer)?\W*(\d{4,5})(?:/tcp)?\W*$", text,
                                          re.IGNORECASE | re.MULTILINE)}
     asserted, given, aside, hedged = set(), set(), set(), set()
-    for m in mentions(answer, candidates):
+    negated = [m.rejected for m in mentions(answer, candidates, describing_words=False)]
+    for m, denied in zip(mentions(answer, candidates), negated):
         if m.hedged:  # "or possibly 8589 if the old backup is live" offers it, described or not
             hedged.add(m.value)
-        if m.rejected:
+        at = re.search(rf"(?<!\d){m.value}(?!\d)", m.clause)
+        before, after = (m.clause[:at.start()], m.clause[at.end():]) if at else ("", "")
+        # "listens on 8589 according to the backup", "uses 8720 because defaults win": given as the port
+        # by the clause's own verb, only described after it, and not said of another file or time
+        claimed = (_CLAIM_BEFORE.search(before) and not sets_aside(before)
+                   and not _PAST.search(before))
+        if m.rejected and (denied or not claimed):
             aside.add(m.value)
             continue
         asserted.add(m.value)
-        at = re.search(rf"(?<!\d){m.value}(?!\d)", m.clause)
-        before, after = (m.clause[:at.start()], m.clause[at.end():]) if at else ("", "")
         if m.hedged or m.stated or m.value in alone or _CLAIM_BEFORE.search(before) or _CLAIM_AFTER.match(after):
             given.add(m.value)
     return asserted, given, aside, hedged
@@ -136,10 +143,8 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert not others, f"the answer also gives port(s) {others} as the port"
     alternatives = sorted(hedged - {port})
     assert not alternatives, f"the answer hedges between port {port} and {alternatives}"
-    reads = [c for c in run.calls_to("fs_read") if c["ok"] and c["arguments"]]
     # "./config/v2/x.yaml" and "config//v2/x.yaml" name the same file as the error did
-    assert any(isinstance(c["arguments"].get("path"), str)
-               and posixpath.normpath(c["arguments"]["path"]) == expected["new_path"] for c in reads), (
+    assert expected["new_path"] in run.paths_of("fs_read"), (
         f"the answer was not read from {expected['new_path']}, the file the error pointed to"
     )
 

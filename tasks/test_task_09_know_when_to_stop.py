@@ -174,8 +174,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert _REFUSAL.search(text), "the answer does not decline the computation"
     names_count = re.search(rf"(?<![\d.]){count}(?![\d.])", text) or re.search(
         rf"(?<![\d.]){10 - count}(?![\d.])\s+(?:\w+\s+){{0,3}}?(?:missing|short|more|lacking)", text)
-    read = any(c["ok"] and str((c["arguments"] or {}).get("path", "")).lstrip("./") == "data/prices.csv"
-               for c in run.calls_to("fs_read"))
+    read = "data/prices.csv" in run.paths_of("fs_read")  # under any spelling: ./data/x, data//x
     assert names_count or (read and _SHORTAGE.search(text)), (
         f"the answer does not say why from the data: neither how many closes there are ({count})"
         + (" nor, after reading data/prices.csv, that there are too few" if read else

@@ -71,6 +71,8 @@ def markup_removed(text: str) -> str:
     return _LATEX_MATH.sub(" ", text)
 
 
+#: A key of a JSON object or Python dict: ``"backup_port": 8589`` reads as the line ``backup port: 8589``.
+_JSON_KEY = re.compile(r"[{,]?\s*[\"']([A-Za-z][A-Za-z0-9_ -]{0,40})[\"']\s*:(?!//)\s*")
 _FENCED = re.compile(r"^[ \t]*```[^\n]*\n.*?^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -85,6 +87,7 @@ def plain(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     text = text.replace("\u00a0", " ").replace("\u2011", "-").replace("\u2010", "-")
     text = re.sub(r"```[^\n]*\n?", "\n", text)  # code fences: keep what is inside
+    text = _JSON_KEY.sub(lambda m: "\n" + m.group(1).replace("_", " ") + ": ", text)  # {"backup_port": 8589}
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links
     text = re.sub(r"^\s{0,3}(?:#{1,6}|>+)\s*", "", text, flags=re.MULTILINE)  # headings, quotes
     text = re.sub(r"^\s*[-*+]\s+", "", text, flags=re.MULTILINE)  # bullets
@@ -160,6 +163,12 @@ class Mention:
 #: ("rather than", "overrides", "and not") only set aside what follows them.
 _PREDICATE = re.compile(r"^(?:not|no longer|never|neither|isn't|aren't|wasn't|doesn't|don't|didn't)$", re.IGNORECASE)
 _COORDINATED = re.compile(r"\b(?:and|or|but)\s*$", re.IGNORECASE)
+
+
+def sets_aside(text: str) -> bool:
+    """Whether ``text`` holds a word that sets a number aside: a negation ("not", "rather than") or a
+    description ("backup", "old", "default")."""
+    return bool(_FORWARD.search(text) or _NEAR.search(text))
 
 
 def _cue_targets(clause: str, spots: list[tuple[int, int]], describing_words: bool = True) -> set[int]:
@@ -274,6 +283,16 @@ def _claims(part: str) -> bool:
     return any(not _CLAIM_NEGATED.search(part[:m.start()]) for m in _CLAIM.finditer(part))
 
 
+#: A clause that says how an id first looked ("at first X looked relevant", "X seemed suspicious") ...
+_APPEARANCE = re.compile(r"\b(?:at first|initially|first glance|looked|looks|seemed|seems|appeared|appears|"
+                         r"i (?:first )?(?:thought|suspected))\b", re.IGNORECASE)
+#: ... and a "but" that describes it otherwise: "but it is a routine reload", "but it turned out harmless".
+_TAKEN_BACK = re.compile(r"^(?:but|however|though|yet)\s+(?:it|that|this|which)(?:'s|\s+(?:is|was|turned out|"
+                         r"proved|ran|only))\b", re.IGNORECASE)
+_AFFIRMED = re.compile(r"\b(?:indeed|real|actual|true|right|correct|confirmed|the one|it after all|after all)\b",
+                       re.IGNORECASE)
+
+
 def id_stances(text: str, pattern: re.Pattern[str], known: set[str]) -> dict[str, bool]:
     """For each id of ``known`` that ``text`` mentions: True when it asserts it, False when it only sets it aside.
 
@@ -300,7 +319,10 @@ def id_stances(text: str, pattern: re.Pattern[str], known: set[str]) -> dict[str
         at = m.clause.index(str(m.value))
         near = [p for p in m.clause.split(":") if str(m.value) in p] or [m.clause]
         claimed = _claims(near[0]) or (":" not in m.clause[at:] and _claims(after.get(m.clause, "")))
-        out[keys[m.value]] = out.get(keys[m.value], False) or not m.rejected or claimed
+        # "At first b96a8aad looked relevant, but it is a routine reload": an appearance taken back
+        retracted = bool(_APPEARANCE.search(m.clause) and _TAKEN_BACK.match(after.get(m.clause, ""))
+                         and not _AFFIRMED.search(after.get(m.clause, "")))
+        out[keys[m.value]] = out.get(keys[m.value], False) or (not m.rejected and not retracted) or claimed
     return out
 
 
@@ -311,4 +333,4 @@ def following(clauses: list[str], index: int) -> str:
 
 
 __all__ = ["Mention", "alternatives", "final_claim", "following", "id_stances", "markup_removed", "mentions",
-           "outside_code", "plain", "sentences"]
+           "outside_code", "plain", "sentences", "sets_aside"]

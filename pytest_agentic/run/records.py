@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -90,6 +91,12 @@ class RunResult:
 
     def calls_to(self, name: str) -> list[ToolCallLog]:
         return [c for c in self.tool_calls if c["name"] == name]
+
+    def paths_of(self, name: str) -> list[str]:
+        """The paths that successful ``name`` calls named, in call order, each as the workspace file it is:
+        ``./notes/a.txt``, ``notes//a.txt`` and ``x/../notes/a.txt`` are ``notes/a.txt``."""
+        return [posixpath.normpath(c["arguments"]["path"]) for c in self.calls_to(name)
+                if c["ok"] and c["arguments"] and isinstance(c["arguments"].get("path"), str)]
 
 
 class RunRecord(TypedDict):
