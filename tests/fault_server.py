@@ -20,6 +20,15 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that keeps connections alive and logs nothing to the test's output."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
 class LocalEndpoint:
     """An HTTP server on a free port of 127.0.0.1, served from a daemon thread inside ``with``."""
 
@@ -96,12 +105,7 @@ class FaultServer(LocalEndpoint):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
