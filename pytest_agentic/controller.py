@@ -209,7 +209,7 @@ class Controller:
         modes = mode_rows(records)
         if modes:
             tr.write_line("")
-            for line in markdown_table(modes, ["model", "failure_mode", "count"]).splitlines():
+            for line in markdown_table(modes, ["model", "failure_mode", "count", "answer_format"]).splitlines():
                 tr.write_line(line)
         tr.write_line("")
         for line in markdown_table(cost_rows(records)).splitlines():

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from .campaign.untrusted import printable
+from .run import answerlines
 from .run.failures import classify, tags
 from .fixture import CONTEXT_KEY, RESULT_KEY
 from .run.records import FailureMode, RunRecord, RunResult
@@ -90,6 +91,8 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
         if crash is not None and not crash.message.startswith(("AssertionError", "assert", "Failed")):
             # The checker raised something else than a rejection: flag it, it may be a harness bug.
             run_tags["checker_error"] = crash.message.splitlines()[0][:200]
+        elif answerlines.is_format_failure(reason):
+            run_tags[answerlines.TAG] = True  # no readable answer line: apart from a wrong value
     identity = started(item)
     assert identity is not None
     record = RunRecord(
