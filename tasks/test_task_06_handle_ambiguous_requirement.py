@@ -81,7 +81,7 @@ _CUES = re.compile(r"\bassum|\binterpret|\bchose\b|\bchosen\b|\bchoice\b|\bdecid
                    r"\bimplement\w*|\bfollow(?:s|ed|ing)?\b|\bappl(?:y|ies|ied)\b")
 #: A mention set aside: "rather than rounding to the nearest hour", "not the nearest hour".
 _SET_ASIDE = re.compile(r"(?:\b(?:not|rather\s+than|instead\s+of|never|without|ignor\w*|"
-                        r"unlike|vs\.?|versus)|n't)\s+(?:[^\s;:,.]+\s+){0,3}$")
+                        r"unlike|vs\.?|versus)|n't)\s+(?:[^\s;:,.]+\s+){0,6}$")
 
 
 def _normalize(text: str) -> str:

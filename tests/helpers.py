@@ -58,3 +58,29 @@ def campaign_dir(out: Path) -> Path:
 
 def runs(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]
+
+
+#: Ways to write the answer lines, taken in turn by the corpora: every one must read the same.
+LINE_STYLES = [
+    lambda k, v: f"{k}: {v}",
+    lambda k, v: f"**{k}:** {v}",
+    lambda k, v: f"{k}: `{v}`",
+    lambda k, v: f"- {k.lower()}: {v}",
+    lambda k, v: f"> {k.title()}: {v}.",
+    lambda k, v: f"**{k}: {v}**",
+    lambda k, v: f"### {k}: {v}",
+    lambda k, v: f"{k.lower()} :  {v}",
+    lambda k, v: f"1. `{k}:` {v}",
+    lambda k, v: f"_{k}_: {v}",
+]
+
+
+def lines(values: dict[str, object], style: int = 0) -> str:
+    """Answer lines for ``values`` (label -> value) in one of :data:`LINE_STYLES`; every third style in a code block."""
+    text = "\n".join(LINE_STYLES[style % len(LINE_STYLES)](k, v) for k, v in values.items())
+    return f"```\n{text}\n```" if style % 3 == 2 else text
+
+
+def think(body: str) -> str:
+    """``body`` as a reasoning block, before the answer."""
+    return f"<think>\n{body}\n</think>\n\n"

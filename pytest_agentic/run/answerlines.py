@@ -70,13 +70,14 @@ def unreadable(message: str) -> NoReturn:
 
 def is_format_failure(reason: str | None) -> bool:
     """Whether a checker's message (``AssertionError: ...``, first line) says the form was not kept."""
-    return bool(reason) and reason.split(": ", 1)[-1].startswith(_PREFIX)  # type: ignore[union-attr]
+    return bool(reason and re.match(rf"(?:[\w.]*Error: )?{_PREFIX}", reason))
 
 
 def _clean(value: str) -> str:
     value = re.sub(r"(?<=\d)[\u202f\u00a0\u2009](?=\d{3}(?!\d))", "", markup_removed(value))  # 1\u202f790
-    value = re.sub(r"\*\*|__|`|~~", "", value)
-    value = re.sub(r"(?<![\w])[*_]|[*_](?![\w])", "", value)  # *italic*, _italic_
+    value = re.sub(r"\*\*|`|~~", "", value)
+    # __bold__, _italic_, *italic*; not the underscores of a name (shipping/__init__.py)
+    value = re.sub(r"(?<![\w/.])(__|_|\*)(?=\S)(.+?)(?<=\S)\1(?![\w/.])", r"\2", value).strip("*")
     value = value.replace("\u201c", '"').replace("\u201d", '"').replace("\u2018", "'").replace("\u2019", "'")
     return value.strip().strip("\"'").strip().rstrip(".").strip().strip("\"'").strip()
 
@@ -85,7 +86,7 @@ def find(text: str, label: str) -> list[Line]:
     """Every line of ``text`` labelled ``label`` (a regular expression; spaces match any spacing or
     ``_``), after its reasoning block, as (label, value, note)."""
     pattern = label.replace(" ", r"[\s_-]*")
-    line = re.compile(rf"{_LEAD}{_WRAP}[ \t]*({pattern})[ \t]*{_WRAP}[ \t]*[:=\uff1a][ \t]*{_WRAP}(.*)$",
+    line = re.compile(rf"{_LEAD}{_WRAP}[ \t]*({pattern})[ \t]*{_WRAP}[ \t]*[:=\uff1a][ \t]*(?:\*\*|[*`])*(.*)$",
                       re.IGNORECASE | re.MULTILINE)
     out = []
     for m in line.finditer(final_claim(text)):
