@@ -24,7 +24,7 @@ from pytest_agentic.run.answers import final_claim
 from pytest_agentic.run.failures import classify
 from pytest_agentic.run.records import FailureMode
 
-from .helpers import ROOT, lines, load_task_module, play, think as _think
+from .helpers import ROOT, load_task_module, play, restate, steps, think as _think
 from .test_task_instances import _alternatives, _written
 
 MODULES = {p.stem.split("_")[2]: p for p in sorted((ROOT / "tasks").glob("test_task_*.py"))}
@@ -33,11 +33,6 @@ MODULES = {p.stem.split("_")[2]: p for p in sorted((ROOT / "tasks").glob("test_t
 @functools.cache
 def instance(task: str, seed: int):
     return load_task_module(MODULES[task]).build(seed)
-
-
-def steps(inst) -> list:
-    """The reference's tool calls (its investigation), without its final answer."""
-    return [s for s in inst.reference if not isinstance(s, Final)]
 
 
 def answers(inst, texts: dict[str, str]) -> dict[str, list]:
@@ -52,13 +47,6 @@ def summaries(name: str, work: list) -> dict[str, list]:
 
 
 # --------------------------------------------------------------------------- answer tasks
-
-
-def restate(inst, cases: dict[str, tuple[str, dict[str, object] | None]]) -> dict[str, list]:
-    """The reference's investigation closed by each case's prose and its answer lines, styles taken in turn
-    (no lines: the prose alone)."""
-    return {name: [*steps(inst), Final(f"{prose}\n\n{lines(values, i)}".strip() if values else prose)]
-            for i, (name, (prose, values)) in enumerate(cases.items())}
 
 
 def corpus_03(inst):
