@@ -89,7 +89,7 @@ def find(text: str, label: str) -> list[Line]:
     line = re.compile(rf"{_LEAD}{_WRAP}[ \t]*({pattern})[ \t]*{_WRAP}[ \t]*[:=\uff1a][ \t]*(?:\*\*|[*`])*(.*)$",
                       re.IGNORECASE | re.MULTILINE)
     out = []
-    for m in line.finditer(final_claim(text)):
+    for m in line.finditer(markup_removed(final_claim(text))):  # <p><b>ANSWER:</b> 8288</p> is a line too
         raw = _clean(m.group(2))
         notes = [n.strip(" ()[]\u2014\u2013-") for n in _NOTE.findall(raw)]
         value = _clean(_NOTE.sub(" ", raw))
