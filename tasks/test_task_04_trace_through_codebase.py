@@ -247,12 +247,12 @@ _FUNCTION = re.compile(r"(?<![\w./\\])((?:\.[/\\])?[a-z_][\w]*(?:[/\\.][a-z_]\w*
 
 
 def functions(value: str) -> list[str]:
-    """The functions a ``FUNCTION:`` value names, each as ``pkg/shipping/banded.py:fee``."""
+    """The functions a ``FUNCTION:`` value names, each as ``pkg/shipping/banded.py:fee`` (lower case)."""
     out = []
     for m in _FUNCTION.finditer(value.replace("\\", "/")):
         module = re.sub(r"^\./", "", m.group(1)).replace(".", "/")
         if ("/" in module or m.group(2)) and m.group(3) != "py":  # a module, not a lone word or a file name
-            out.append(f"{module.lower()}.py:{m.group(3)}")
+            out.append(f"{module}.py:{m.group(3)}".lower())
     return out
 
 

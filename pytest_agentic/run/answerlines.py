@@ -10,8 +10,8 @@ Reading is tolerant of form and strict on content:
 - a line counts wherever it stands after the reasoning block (``<think>...</think>``; see
   :func:`~pytest_agentic.run.answers.final_claim`), in or out of a code block: the prompt asks for
   the lines at the end, but a sign-off or an offer after them is free text like the rest;
-- the label is matched whatever its case and spacing, after list bullets, numbers, quote markers
-  or heading marks, inside Markdown emphasis or a code span (``**Answer:** `8288```, ``> - answer : 8288``);
+- the label is matched whatever its case and spacing, after list bullets, numbers, quote markers,
+  heading marks or an emoji, inside Markdown emphasis or a code span (``**Answer:** `8288```, ``> - answer : 8288``);
 - the value loses its emphasis, code spans, HTML and LaTeX wrappers, surrounding quotes, a
   trailing period and a note after it, in brackets or after a dash (``8288 (from config/v2)``,
   ``4197 — the banded fee``); numbers may be grouped (``1,790``) and carry their unit
@@ -41,8 +41,9 @@ TAG = "answer_format"
 #: How a checker's message starts when the reply is not in the stated form (see :func:`unreadable`).
 _PREFIX = f"{TAG}: "
 
-#: What may stand before a label: indentation, quote markers, list bullets and numbers, heading marks.
-_LEAD = r"^[ \t]*(?:(?:>|[-*+\u2022]|\d{1,2}[.)]|#{1,6})[ \t]*)*"
+#: What may stand before a label: indentation, quote markers, list bullets and numbers, heading marks, an
+#: emoji or another symbol ("\u2705 ANSWER: 8288").
+_LEAD = r"^[ \t]*(?:(?:>|[-*+\u2022]|\d{1,2}[.)]|#{1,6}|[^\w\s`*_<])[ \t]*)*"
 _WRAP = r"(?:\*\*|__|[*_`])*"
 _NOTE = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\])\s*|\s+(?:\u2014|\u2013|--?)\s+.*$")
 #: Words by which a note offers another candidate: "(or 8693 on old hosts)", "(check 8693 too)".
