@@ -45,15 +45,15 @@ TASK_IDS = [t for t, (stem, _) in TASKS.items() if (TASKS_DIR / f"{stem}.py").is
 
 #: The digest of each canonical (seed 0) instance: its content hash, prompt and scripted
 #: solutions. A change here is a change of the benchmark: bump it on purpose, never just
-#: to make this test pass.
+#: to make this test pass. Revision 3 (issue 18) re-pinned tasks 03, 04, 06 and 10: answer lines.
 PINNED = {
     "task_01": "0e364ab8b10a83d327e200209dd32ea9eaab1b36a010a8b6ee05e7db16453a78",
     "task_02": "23a2e08c9ee033bf82b29052af9f89d1eb0d6df5a3cdd35e68cf631ff8ab01d4",
-    "task_03": "25865ffc58ab487af8700b1da28a07eb47acc21b43a54e56bac7d3913d8af1d2",
-    "task_04": "64711cd7d20728c0c93831e5ce7ede6f3ceb09ff33c1536686d9826b105260fb",
+    "task_03": "1628d987dc535ccf9be76822f74a0389900a375e24a6d034d536fd2d4602b083",
+    "task_04": "f7b4f023c3954e62f421d96f85953e857601a1a252a2eb69f3b1caccbd136f58",
     "task_05": "c15895bb4bf38aa6cb9b35fb1c8dee2d137054333c30521878857b099397a7c3",
-    "task_06": "5547f08ee22dc0a1a1139a0243e824f96c58319caf688fd63ce26e36b353c435",
-    "task_10": "817f5af38d354f554639105761346ec6749915a192be5da7f2a9c26bb3600246",
+    "task_06": "f21470c6eb164bcba2054f7bc2bb267222bf1708cb71f0ee989108b688184d22",
+    "task_10": "a6d46bda35b5c0f157a9c0df06cc35a27a5e2e914f12c41a0026d793d8b0dc1d",
 }
 
 #: Checkers that run subprocesses get fewer random seeds, to keep this file quick.
