@@ -193,7 +193,8 @@ class Controller:
         caveats = {}
         if self.session.models_path.is_file():
             caveats = {name: e.caveat for name, e in self.session.registry.entries.items()}
-        return campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget)
+        return [*self.verdicts.notes(self.campaign.records),
+                *campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget)]
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         campaign = self.campaign
