@@ -5,10 +5,9 @@ small package computes a shipping fee through five files: the API calls an
 order builder (catalogue lookups), then a quote function that dispatches by
 mode through a table of aliased imports. A module named after the requested
 mode exists but is never imported; the rates module patches its own table
-after defining it. The checker accepts a free-text answer that gives the
-returned value (integer cents) and names the function that computes it
-(module and function); it rejects answers that name one of the other
-same-named functions or give the value another function would return.
+after defining it. The checker accepts the returned value (integer cents) and
+the function that computes it (module and function); it rejects one of the
+other same-named functions and the value another function would return.
 
 Answer contract (revision 3, in the prompt): the reply ends with the lines
 ``VALUE: <integer cents>`` and ``FUNCTION: <path/to/module.py:function>``, and only those

@@ -6,10 +6,10 @@ comment on the same ticket says every started unit is charged in full (round
 up). The visible tests only cover exact multiples, where both readings agree.
 A run passes in one of two ways:
 
-- it asks: the final answer is a question that names both readings, and the
-  code is left unchanged;
-- it decides: the final answer states which reading it assumed, and the code
-  (run in a subprocess on probe values) behaves exactly as that reading.
+- it asks: its question line names both readings, and the code is left
+  unchanged;
+- it decides: its assumption line states which reading it assumed, and the
+  code (run in a subprocess on probe values) behaves exactly as that reading.
 
 Implementing either reading silently, or stating one and coding the other,
 fails.

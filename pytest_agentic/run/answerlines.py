@@ -150,8 +150,8 @@ def note(model: str, runs: Sequence[dict[str, Any]]) -> str | None:
     if not hit:
         return None
     return (f"model {model!r}: {len(hit)} of {len(runs)} runs gave no readable answer line (wrong_answer, tag "
-            f"{TAG}): the reply did not end with the labelled lines its prompt asks for, whatever its prose "
-            "said; these are not wrong values")
+            f"{TAG}): the reply lacked the labelled line its prompt asks for, or held no value on it, whatever "
+            "its prose said; these are not wrong values")
 
 
 __all__ = ["Line", "TAG", "find", "integer", "is_format_failure", "note", "number", "read", "token", "unreadable"]
