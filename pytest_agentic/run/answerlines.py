@@ -75,7 +75,8 @@ def is_format_failure(reason: str | None) -> bool:
 
 
 def _clean(value: str) -> str:
-    value = re.sub(r"(?<=\d)[\u202f\u00a0\u2009](?=\d{3}(?!\d))", "", markup_removed(value))  # 1\u202f790
+    """A value without Markdown emphasis, code spans, typographic quotes, surrounding quotes and a final period."""
+    value = re.sub(r"(?<=\d)[\u202f\u00a0\u2009](?=\d{3}(?!\d))", "", value)  # 1\u202f790
     value = re.sub(r"\*\*|`|~~", "", value)
     # __bold__, _italic_, *italic*; not the underscores of a name (shipping/__init__.py)
     value = re.sub(r"(?<![\w/.])(__|_|\*)(?=\S)(.+?)(?<=\S)\1(?![\w/.])", r"\2", value).strip("*")
@@ -136,7 +137,7 @@ def read(text: str, label: str, shown: str, candidates: Callable[[str], Sequence
 
 def integer(text: str, label: str, shown: str) -> int:
     """The one whole number the ``label`` lines give (``1,790``, ``1790 cents``, ``port 8288``)."""
-    return read(text, label, shown, lambda v: [n for n in number(v) if isinstance(n, int) or n.is_integer()])
+    return read(text, label, shown, lambda v: [int(n) for n in number(v) if float(n).is_integer()])
 
 
 def token(text: str, label: str, shown: str, pattern: re.Pattern[str]) -> str:
