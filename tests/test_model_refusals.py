@@ -1,0 +1,164 @@
+"""A failure the model caused is the model's: refusals its output provoked are never ``infra_error``.
+
+Through the real litellm path and agent loop, against endpoints that refuse as llama.cpp, vLLM,
+OpenAI and Groq do (``tests/hostile_server.py``): a context window outgrown ends the run as the
+model's (``gave_up_mid_plan`` by precedence, tag ``server_refusal=context_overflow``), a tool call
+the server cannot read is the model's malformed call, neither is retried; the history the harness
+sends is always readable, while the run keeps what the model sent. The endpoint's own faults
+(connection refused, 503 with no body) stay ``infra_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from pytest_agentic.run import history, refusals
+from pytest_agentic.run.agent import run_agent
+from pytest_agentic.run.failures import classify, tags
+from pytest_agentic.run.records import FailureMode
+from pytest_agentic.run.tools import Workspace, get_tools
+
+from .hostile_server import HostileServer, calls, call, like_llama_cpp
+from .test_hostile_endpoints import ENTRY, LIMITS, run, storable
+
+
+def judged(result) -> FailureMode | None:
+    return classify(result, passed=False)
+
+
+@pytest.mark.parametrize(("behaviour", "window", "requested"), [
+    ("context_llama", 8192, 9000), ("context_vllm", 8192, 9016), ("context_openai", None, None)])
+def test_an_outgrown_context_window_is_the_models_and_not_retried(tmp_path, behaviour, window, requested):
+    result, server, _ = run(tmp_path, ["args_not_json", behaviour])
+    assert server.calls == 2 and result.retries == 0
+    assert result.stop_reason == "server_refusal" and result.infra_error is None
+    assert judged(result) is FailureMode.TOOL_CALL_HALLUCINATED  # the earlier malformed call comes first
+    run_tags = tags(result)
+    assert run_tags[refusals.TAG] == "context_overflow"
+    assert run_tags.get("context_window") == window and run_tags.get("requested_tokens") == requested
+    assert "context" in run_tags[refusals.MESSAGE_TAG] and "Exception" not in run_tags[refusals.MESSAGE_TAG]
+    storable(result)
+
+
+def test_a_context_overflow_after_good_calls_gave_up_mid_plan(tmp_path):
+    good = calls(call("fs_list", "{}"))
+    result, server, _ = run(tmp_path, [lambda body: good, "context_vllm"])
+    assert server.calls == 2
+    assert judged(result) is FailureMode.GAVE_UP_MID_PLAN
+    assert tags(result)[refusals.TAG] == "context_overflow"
+
+
+@pytest.mark.parametrize("behaviour", ["arguments_llama", "tool_use_failed"])
+def test_a_tool_call_the_server_cannot_read_is_the_models_malformed_call(tmp_path, behaviour):
+    result, server, _ = run(tmp_path, [], then=behaviour)
+    assert server.calls == 1 and result.retries == 0
+    assert result.tool_calls == [] and result.infra_error is None
+    assert judged(result) is FailureMode.TOOL_CALL_HALLUCINATED
+    assert tags(result)[refusals.TAG] == "malformed_tool_call"
+
+
+def test_a_refusal_after_a_transient_fault_keeps_the_retry(tmp_path):
+    result, server, _ = run(tmp_path, ["500", "context_llama"])
+    assert server.calls == 2 and result.retries == 1
+    assert tags(result)["retries"] == 1 and tags(result)[refusals.TAG] == "context_overflow"
+
+
+def test_a_503_without_a_body_is_still_infra_error(tmp_path):
+    result, server, _ = run(tmp_path, [], then="503_empty")
+    assert judged(result) is FailureMode.INFRA_ERROR
+    assert server.calls == LIMITS.max_retries + 1 and result.server_refusal is None
+    assert refusals.TAG not in tags(result)
+
+
+def test_a_refused_connection_is_still_infra_error(tmp_path):
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = run_agent(entry=ENTRY, api_base=f"http://127.0.0.1:{port}/v1", prompt="Say ok.", system="",
+                       workspace=Workspace(tmp_path), tools=get_tools(["fs_list"]), limits=LIMITS, metadata={})
+    assert judged(result) is FailureMode.INFRA_ERROR and result.server_refusal is None
+    assert "Connection" in result.infra_error
+
+
+#: Tool calls a server could refuse to read back, and what the run must keep of each.
+UNREADABLE = ["args_not_json", "args_empty", "args_array", "args_number", "args_null", "name_ansi", "name_empty",
+              "missing_id", "id_odd"]
+
+
+@pytest.mark.parametrize("behaviour", UNREADABLE)
+def test_the_history_sent_back_is_readable_and_the_run_keeps_what_the_model_sent(tmp_path, behaviour):
+    """The endpoint answers as llama.cpp does: a history holding unparsable arguments gets a 500."""
+    result, server, _ = run(tmp_path, [behaviour, like_llama_cpp("ok")])
+    assert result.final_answer == "ok" and server.calls == 2, result.infra_error
+    kept = result.messages[2]["tool_calls"][0]
+    sent = [m for m in server.bodies[1]["messages"] if m["role"] == "assistant"][0]["tool_calls"][0]
+    answer = [m for m in server.bodies[1]["messages"] if m["role"] == "tool"][0]
+    model_sent = _first_call(behaviour)
+    assert kept["function"]["arguments"] == (model_sent["function"]["arguments"] or "")
+    assert json.loads(sent["function"]["arguments"]).__class__ is dict
+    assert history.NAME.fullmatch(sent["function"]["name"]) and history.CALL_ID.fullmatch(sent["id"])
+    assert answer["tool_call_id"] == sent["id"]
+    if result.tool_calls[0]["hallucinated"]:
+        assert answer["content"].startswith("ERROR: ") and result.tool_calls[0]["raw_arguments"] == kept["function"]["arguments"]
+    storable(result)
+
+
+def _first_call(behaviour: str) -> dict:
+    from .hostile_server import BEHAVIOURS
+
+    body = BEHAVIOURS[behaviour]().body
+    first = body["choices"][0]["message"]["tool_calls"][0]
+    return {**first, "function": {**first["function"], "arguments": first["function"]["arguments"]
+                                  if isinstance(first["function"]["arguments"], str) else ""}}
+
+
+def test_a_well_formed_history_is_sent_as_it_is():
+    messages = [{"role": "user", "content": "hi"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "functions.fs_read:0", "type": "function",
+                     "function": {"name": "fs_read", "arguments": '{"path": "a"}'}}]},
+                {"role": "tool", "tool_call_id": "functions.fs_read:0", "content": "x"}]
+    sent = history.sendable(messages)
+    assert all(a is b for a, b in zip(sent, messages))
+
+
+@pytest.mark.parametrize(("raw", "sent"), [
+    ('{"path": "a"}', '{"path": "a"}'), ('{"path": "no', "{}"), ("", "{}"), ("[1]", "{}"), ("7", "{}"),
+    ('{"x": NaN}', "{}"), (None, "{}"), ("[" * 100_000, "{}")])
+def test_readable_arguments(raw, sent):
+    assert history.readable_arguments(raw) == sent
+
+
+@pytest.mark.parametrize(("status", "text", "cause"), [
+    (400, "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens", "context_overflow"),
+    (400, "The decoder prompt (length 9000) is longer than the maximum model length of 8192.", "context_overflow"),
+    (500, "Failed to parse tool call arguments as JSON: parse error", "malformed_tool_call"),
+    (400, "Invalid 'messages[2].tool_calls[0].function.name': string does not match pattern.", "malformed_tool_call"),
+    (429, "Request too large: maximum context length is 8192", None),  # a rate limit is never the model's
+    (503, "Failed to parse tool call arguments as JSON", None),
+    (None, "maximum context length is 10 tokens", None),  # no HTTP answer: the connection's fault
+    (500, "internal server error", None),
+    (400, "invalid api key", None),
+])
+def test_a_refusal_is_classified_by_its_cause(status, text, cause):
+    error = Exception(text)
+    error.status_code = status  # type: ignore[attr-defined]
+    refusal = refusals.of(error)
+    assert (refusal.cause.value if refusal else None) == cause
+    if refusal and "decoder prompt" in text:
+        assert (refusal.context_window, refusal.requested_tokens) == (8192, 9000)
+
+
+def test_the_note_counts_failed_runs_by_cause():
+    runs = [{"passed": False, "tags": {refusals.TAG: "context_overflow"}},
+            {"passed": False, "tags": {refusals.TAG: "context_overflow"}},
+            {"passed": False, "tags": {refusals.TAG: "malformed_tool_call"}},
+            {"passed": False, "tags": {refusals.TAG: "<script>"}},
+            {"passed": False, "tags": {}}, {"passed": True, "tags": {}}]
+    note = refusals.note("m", runs)
+    assert note is not None and note.startswith("model 'm': 3 of 5 failed runs were judged from the server's refusal")
+    assert "(2 context_overflow, 1 malformed_tool_call)" in note and "<script>" not in note
+    assert refusals.note("m", runs[4:]) is None
