@@ -14,15 +14,21 @@ import json
 import socket
 
 import pytest
+from markupsafe import escape
 
 from pytest_agentic.run import history, refusals
-from pytest_agentic.run.agent import run_agent
+from pytest_agentic.run.agent import SYSTEM_PROMPT, run_agent
 from pytest_agentic.run.failures import classify, tags
 from pytest_agentic.run.records import FailureMode
+from pytest_agentic.run.task import ToolCall
 from pytest_agentic.run.tools import Workspace, get_tools
 
-from .hostile_server import HostileServer, calls, call, like_llama_cpp
+from .fault_server import FaultServer, prompt_tokens
+from .helpers import campaign_dir, runs
+from .hostile_server import calls, call, like_llama_cpp
 from .test_hostile_endpoints import ENTRY, LIMITS, run, storable
+from .test_reliability import FAST_RETRIES, project  # noqa: F401 - the fixture: a project holding the tasks
+from .test_tasks_proven import MODULES, load, task_of
 
 
 def judged(result) -> FailureMode | None:
@@ -162,3 +168,75 @@ def test_the_note_counts_failed_runs_by_cause():
     assert note is not None and note.startswith("model 'm': 3 of 5 failed runs were judged from the server's refusal")
     assert "(2 context_overflow, 1 malformed_tool_call)" in note and "<script>" not in note
     assert refusals.note("m", runs[4:]) is None
+
+
+# ---------------------------------------------------------------- whole campaigns, every task
+
+
+def _cut(step) -> ToolCall:
+    """The first call of a reference step, its arguments cut halfway (as a token limit cuts them)."""
+    first = step if isinstance(step, ToolCall) else list(step)[0]
+    text = first.arguments_json()
+    return ToolCall(first.name, raw_arguments=text[: len(text) // 2])
+
+
+def _filler(tools, turn: int) -> ToolCall:
+    """A new call each turn (never redundant) that grows the conversation."""
+    if "fs_read" in tools:
+        return ToolCall("fs_read", {"path": f"notes-{turn}.txt"})
+    return ToolCall("fs_write", {"path": f"notes-{turn}.txt", "content": "x" * 200})
+
+
+def _campaign(project, server, *args):
+    entry = {"model": "openai/small", "api_base": server.api_base, "limits": {**FAST_RETRIES, "max_turns": 80},
+             "price": {"input_per_token": 0, "output_per_token": 0}}
+    (project.path / "models.yaml").write_text(json.dumps({"default": "local", "models": {"local": entry}}))
+    result = project.runpytest_subprocess("tasks", "--runs", "1", "--agentic-out", "out", *args)
+    folder = campaign_dir(project.path / "out")
+    records = runs(folder)
+    assert {r["task"] for r in records} == {f"task_{n:02d}" for n in range(1, 11)}
+    return result, folder, records
+
+
+MODES = {"plain": ("-p", "no:xdist"), "xdist": ("-n", "2"), "concurrency": ("-p", "no:xdist", "--agentic-concurrency", "4")}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_truncated_first_call_on_a_llama_cpp_endpoint_is_never_infra_error(project, mode):
+    """The first call is cut by the token limit; the endpoint refuses unparsable history as llama.cpp does."""
+    instances = [task_of(load(m)).build(0) for m in MODULES]
+    solutions = {i.prompt: [_cut(i.reference[0]), *i.reference] for i in instances}
+    with FaultServer(solutions, like="llama.cpp") as server:
+        result, folder, records = _campaign(project, server, *MODES[mode])
+    assert server.refused == {}, "the harness sent back arguments the server cannot parse"
+    assert all(r["failure_mode"] in (None, "tool_call_hallucinated") for r in records), records
+    assert all(r["tags"]["truncated_tool_calls"] == 1 and r["tags"]["hallucinated_calls"] == 1 for r in records)
+    for record, instance in zip(sorted(records, key=lambda r: r["task"]), instances):
+        transcript = json.loads((folder / record["transcript"]).read_text())
+        cut = solutions[instance.prompt][0].raw_arguments
+        assert transcript["messages"][2]["tool_calls"][0]["function"]["arguments"] == cut
+        assert transcript["tool_calls"][0]["raw_arguments"] == cut
+        assert "not valid JSON" in transcript["tool_calls"][0]["result"]
+
+
+@pytest.mark.parametrize(("mode", "like"), [("plain", "vllm"), ("xdist", "openai"), ("concurrency", "llama.cpp")])
+def test_a_run_that_outgrows_the_context_window_is_the_models_on_every_task(project, mode, like):
+    instances = [task_of(load(m)).build(0) for m in MODULES]
+    window = max(prompt_tokens([{"role": "system", "content": SYSTEM_PROMPT + ("\n\n" + i.system if i.system else "")},
+                                {"role": "user", "content": i.prompt}]) for i in instances) + 600
+    solutions = {i.prompt: [_filler(i.tools, n) for n in range(80)] for i in instances}
+    with FaultServer(solutions, like=like, context_window=window) as server:
+        result, folder, records = _campaign(project, server, *MODES[mode])
+    assert server.refused == {"context": 10}, "each run ends at its first refusal: no retry"
+    assert [r["failure_mode"] for r in records] == ["gave_up_mid_plan"] * 10
+    for r in records:
+        assert r["stop_reason"] == "server_refusal" and r["infra_cause"] is None and r["tags"]["retries"] == 0
+        assert r["tags"][refusals.TAG] == "context_overflow"
+        if like != "openai":
+            assert r["tags"]["context_window"] == window and r["tags"]["requested_tokens"] > window
+    summary = (folder / "summary.md").read_text()
+    note = "10 of 10 failed runs were judged from the server's refusal of what the model wrote (10 context_overflow)"
+    assert note in summary
+    assert note in json.loads((folder / "campaign.json").read_text())["notes"][-1]
+    assert str(escape(note)) in (folder / "report.html").read_text()  # as Jinja escapes it
+    result.stdout.fnmatch_lines([f"*{note}*"])
