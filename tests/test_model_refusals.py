@@ -240,3 +240,70 @@ def test_a_run_that_outgrows_the_context_window_is_the_models_on_every_task(proj
     assert note in json.loads((folder / "campaign.json").read_text())["notes"][-1]
     assert str(escape(note)) in (folder / "report.html").read_text()  # as Jinja escapes it
     result.stdout.fnmatch_lines([f"*{note}*"])
+
+
+# ---------------------------------------------------------------- the real embedded llama.cpp server
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    """The embedded llama.cpp server with a small window (1024 tokens), as a campaign starts it."""
+    from pytest_agentic.servers import gguf, lifecycle
+
+    try:
+        gguf.ensure_builtin("smollm2-135m-q4_1")
+    except gguf.GGUFError as exc:
+        pytest.skip(f"built-in SmolLM2 model file unavailable: {exc}")
+    srv = lifecycle.start("smollm2-135m", {"kind": "llama.cpp", "gguf": "smollm2-135m-q4_1", "ctx_size": 1024,
+                                           "health_timeout_s": 60}, tmp_path_factory.mktemp("llama") / "s.log")
+    yield srv
+    srv.stop()
+
+
+FS_READ = get_tools(["fs_read"])[0].schema()
+#: A run whose first tool call was cut by the token limit: its arguments end mid-string.
+CUT_HISTORY = [{"role": "system", "content": "You are a software agent."},
+               {"role": "user", "content": "Read notes.txt and tell me what it says."},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "call_1_1", "type": "function", "function": {"name": "fs_read", "arguments": '{"path": "no'}}]},
+               {"role": "tool", "tool_call_id": "call_1_1", "content": "ERROR: arguments are not valid JSON"}]
+
+
+def _call(llama, messages):
+    from pytest_agentic.run.limits import Limits
+    from pytest_agentic.run.llm import call_model
+    from pytest_agentic.run.models import ModelEntry
+
+    entry = ModelEntry(name="smollm2-135m", model="openai/smollm2-135m", params={"max_tokens": 8, "temperature": 0.0})
+    return call_model(entry, api_base=llama.api_base, messages=messages, tools=[FS_READ], metadata={},
+                      limits=Limits(max_retries=2, retry_backoff_s=0.01, request_timeout_s=120), retry_budget=[10.0])
+
+
+def test_real_llama_cpp_refuses_a_cut_tool_call_in_history_and_reads_the_sanitised_one(llama):
+    import litellm
+
+    # What the server does with the history as the model left it: HTTP 500, whatever the retry.
+    with pytest.raises(litellm.InternalServerError, match="Failed to parse tool call arguments as JSON") as raw:
+        litellm.completion(model="openai/smollm2-135m", api_base=llama.api_base, api_key="none", max_retries=0,
+                           messages=CUT_HISTORY, tools=[FS_READ], max_tokens=8)
+    assert raw.value.status_code == 500
+    refusal = refusals.of(raw.value)
+    assert refusal is not None and refusal.cause is refusals.Cause.MALFORMED_TOOL_CALL
+    # The harness's call: the refusal is the model's, raised at once (no retry).
+    with pytest.raises(refusals.ModelRefusal) as judged_refusal:
+        _call(llama, CUT_HISTORY)
+    assert judged_refusal.value.cause is refusals.Cause.MALFORMED_TOOL_CALL and judged_refusal.value.retries == 0
+    # The history the harness sends is read.
+    sent = history.sendable(CUT_HISTORY)
+    assert sent[2]["tool_calls"][0]["function"]["arguments"] == "{}"
+    outcome = _call(llama, sent)
+    assert outcome.retries == 0 and outcome.prompt_tokens > 50
+
+
+def test_real_llama_cpp_context_overflow_is_the_models_with_its_token_counts(llama):
+    long = [{"role": "user", "content": "word " * 3000}]
+    with pytest.raises(refusals.ModelRefusal) as refusal:
+        _call(llama, long)
+    assert refusal.value.cause is refusals.Cause.CONTEXT_OVERFLOW and refusal.value.retries == 0
+    assert refusal.value.context_window == 1024 and refusal.value.requested_tokens > 1024
+    assert "exceeds the available context size" in refusal.value.message
