@@ -148,6 +148,7 @@ def test_readable_arguments(raw, sent):
     (None, "maximum context length is 10 tokens", None),  # no HTTP answer: the connection's fault
     (500, "internal server error", None),
     (400, "invalid api key", None),
+    (400, "\x1b[2Jmaximum context length is 5 tokens\u202e\nsecond line", "context_overflow"),
 ])
 def test_a_refusal_is_classified_by_its_cause(status, text, cause):
     error = Exception(text)
@@ -156,6 +157,8 @@ def test_a_refusal_is_classified_by_its_cause(status, text, cause):
     assert (refusal.cause.value if refusal else None) == cause
     if refusal and "decoder prompt" in text:
         assert (refusal.context_window, refusal.requested_tokens) == (8192, 9000)
+    if refusal:  # the server's first line, without a control character
+        assert refusal.message.isprintable() and "second line" not in refusal.message
 
 
 def test_the_note_counts_failed_runs_by_cause():

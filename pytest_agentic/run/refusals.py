@@ -60,6 +60,8 @@ _REQUESTED = (r"you requested (\d+) tokens", r"resulted in (\d+) tokens", r"requ
 MAX_MESSAGE_CHARS = 300
 #: The client's prefixes before the server's own words ("litellm.BadRequestError: OpenAIException - ").
 _PREFIXES = re.compile(r"^(?:(?:litellm\.)?\w*(?:Error|Exception)(?::| -) )+")
+#: Characters of the server's text that a tag never holds (it is shown in the run's page and JUnit XML).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 class ModelRefusal(Exception):
@@ -122,7 +124,7 @@ def of(exc: BaseException) -> ModelRefusal | None:
     else:
         return None
     lines = _PREFIXES.sub("", str(exc).strip()).splitlines()
-    message = (lines[0] if lines else type(exc).__name__)[:MAX_MESSAGE_CHARS]
+    message = _CONTROL.sub(" ", lines[0] if lines else type(exc).__name__)[:MAX_MESSAGE_CHARS]
     if cause is Cause.CONTEXT_OVERFLOW:
         return ModelRefusal(cause, message, _first(_WINDOW, text), _first(_REQUESTED, text))
     return ModelRefusal(cause, message)
