@@ -11,9 +11,9 @@ from typing import Any
 from . import history, textcalls
 from .limits import Limits
 from .llm import InfraError, call_model
-from .refusals import ModelRefusal
 from .models import ModelEntry
 from .records import RunResult, ToolCallLog
+from .refusals import ModelRefusal
 from .tools import Tool, ToolError, Workspace
 
 SYSTEM_PROMPT = (

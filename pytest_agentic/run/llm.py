@@ -202,7 +202,7 @@ def call_model(
     run cannot wait longer than ``limits.max_retry_wait_s`` in all. Transient: rate limits,
     5xx, timeouts, dropped connections, and replies that are not a readable chat completion
     (not JSON, cut short, no choices, a call that never completes). Not retried: auth, bad
-    request, context window, redirects away, other errors of the client. A refusal that the
+    request, redirects away, other errors of the client. A refusal that the
     model's own output provoked (``run/refusals.py``: an outgrown context window, a tool call the
     server cannot read) raises ``ModelRefusal`` at once, whatever its status: it is the model's.
     """
