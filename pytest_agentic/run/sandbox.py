@@ -63,6 +63,11 @@ _BASE_ENV = {
     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
 }
 
+#: What every artefact of a session run with ``--agentic-sandbox=none`` says (terminal, summary.md,
+#: report.html, campaign.json's notes).
+UNCONFINED_NOTE = ("sandbox: none (--agentic-sandbox=none): model-written code ran UNCONFINED, as the user who "
+                   "started pytest, with their files, network and processes")
+
 
 class SandboxUnavailable(RuntimeError):
     """No box can be made here; the message is one line naming what is missing and how to fix it."""
