@@ -189,9 +189,15 @@ def _python_binds() -> tuple[tuple[str, str], ...]:
     libdir, soname = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
     if sysconfig.get_config_var("Py_ENABLE_SHARED") and libdir and soname and Path(libdir, soname).exists():
         binds.append(("--ro-bind", os.path.realpath(Path(libdir, soname))))
-    stdlib = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}
+    base_paths = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    stdlib = {os.path.realpath(base_paths[k]) for k in ("stdlib", "platstdlib")}
     binds += [("--ro-bind", p) for p in sorted(stdlib) if not p.startswith(tuple(d + "/" for d in _SYSTEM_DIRS))]
     site = site_packages()
+    # The base interpreter's own site-packages (inside the standard library's folder, in a venv or
+    # pyenv) is made empty, so its packages and .pth files are not there.
+    base = {os.path.realpath(base_paths[k]) for k in ("purelib", "platlib")} - {site}
+    for path in sorted(p for p in base if os.path.isdir(p)):
+        binds += [("--tmpfs", path), ("--remount-ro", path)]
     # An empty, read-only site-packages, then pytest and what it requires, one bind each.
     binds.append(("--tmpfs", site))
     binds += [("--ro-bind", entry) for entry in _pytest_entries(site)]
@@ -253,13 +259,14 @@ def bwrap_argv(box: Box, argv: list[str], cwd: Path, env: dict[str, str]) -> lis
     args = [box.binary, *_namespaces()]
     # The system's programs and shared libraries, read-only; nothing else of / (no /etc, /home, /root, /srv).
     args += _system_binds()
+    # A fresh /proc of the box's PID namespace, a minimal /dev (null, zero, random, tty), a private /tmp
+    # (before the binds below, which may lie under /tmp: a venv there, the workspace).
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     for option, path in _python_binds():
         if option == "--ro-bind":
             args += [option, path, path]
         else:  # the empty site-packages: a small tmpfs, made read-only once pytest's entries are in it
             args += ["--size", str(TMP_BYTES), option, path] if option == "--tmpfs" else [option, path]
-    # A fresh /proc of the box's PID namespace, a minimal /dev (null, zero, random, tty), a private /tmp.
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     # The workspace at its own path (tracebacks read the same), the one writable place, and the cwd.
     args += ["--bind", root, root, "--chdir", root]
     # The box's own root is a tmpfs holding the mount points: read-only, so nothing is written beside them.
