@@ -6,10 +6,12 @@ tests; one helper has a one-line defect (float truncation, an off-by-one
 range, a one-digit regex). In half of the instances the failing test calls
 the faulty helper directly; in the other half it calls a function of another
 module that relies on it, so the defect is one call away from the symptom.
-The checker runs the workspace's own tests plus held-out cases of the faulty
-helper (so special-casing the tested input, or working around the defect in
-the caller, does not pass), and requires every test file and the pytest
-configuration to be byte-identical to what the model was given.
+The checker calls the workspace's own test functions plus held-out cases of the
+faulty helper in the sandbox (so special-casing the tested input, or working
+around the defect in the caller, does not pass), compares what came back in
+its own process (no exit status or printed verdict is trusted), and requires
+every test file and the pytest configuration to be byte-identical to what the
+model was given.
 
 Answer contract (all of it in the prompt): the suite and held-out cases of the
 faulty function pass; every test file and pytest.ini unchanged; no file added

@@ -5,8 +5,8 @@ share their whole body, but one of them differs from the other two in one
 small way (it rounds to whole units, negates amounts, sorts by id, or also
 skips zero amounts), so a helper that only covers the obvious differences
 changes behaviour. The checker judges the outcome on the code: the three
-functions keep their names and their outputs on held-out inputs (run in a
-subprocess), all three delegate to one shared helper defined in the
+functions keep their names and their outputs on held-out inputs (called in the
+sandbox, the outputs compared here), all three delegate to one shared helper defined in the
 workspace, each is now a fraction of its former size, and no two function
 bodies left in the workspace are structurally identical. The tests must be
 left unchanged.

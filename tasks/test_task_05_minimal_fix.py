@@ -5,8 +5,8 @@ module of small numeric helpers that also holds tempting clean-ups (an unused
 import, a stale comment). The checker compares the whole workspace with what
 the model was given: only the faulty line may differ (a replacement of at most
 three lines in its place), every other byte of every file must be identical,
-no file added or removed; then it runs held-out cases of every function in a
-subprocess so a change on the right line that is still wrong does not pass.
+no file added or removed; then it calls held-out cases of every function in the
+sandbox and compares the values here, so a change on the right line that is still wrong does not pass.
 
 Answer contract (in the prompt): the faulty line replaced (by up to three
 lines, any correct expression; a lost final newline is tolerated), every other

@@ -9,7 +9,7 @@ A run passes in one of two ways:
 - it asks: the final answer is a question that names both readings, and the
   code is left unchanged;
 - it decides: the final answer states which reading it assumed, and the code
-  (run in a subprocess on probe values) behaves exactly as that reading.
+  (called in the sandbox on probe values, compared here) behaves exactly as that reading.
 
 Implementing either reading silently, or stating one and coding the other,
 fails.
