@@ -48,6 +48,14 @@ def test_code_in_the_box_sees_only_the_allow_listed_environment(tmp_path, monkey
     assert "False" in out and out.endswith("[exit code 0]"), out
 
 
+def test_the_box_sets_its_rlimits(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.populate({"limits.py": "import resource as r\nprint([r.getrlimit(getattr(r, 'RLIMIT_' + n))[0] "
+                              "for n in ('CPU', 'AS', 'FSIZE', 'NPROC', 'CORE')])\n"})
+    out = run_bounded(ws, [sys.executable, "limits.py"], 30.0)
+    assert f"[35, {sandbox.MEMORY_BYTES}, {sandbox.MAX_FILE_BYTES}, {sandbox.MAX_PROCESSES}, 0]" in out, out
+
+
 def test_a_time_out_kills_the_box(tmp_path):
     ws = Workspace(tmp_path)
     ws.populate({"spin.py": "while True:\n    pass\n"})

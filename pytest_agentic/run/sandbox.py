@@ -41,7 +41,8 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; 
 CPU_MARGIN_S = 5
 #: Address space of a boxed process (bytes): room for pytest and a model's test suite.
 MEMORY_BYTES = 2 * 1024**3
-#: Processes (and threads) of the box's user, where the kernel applies it (not for root).
+#: Processes (and threads) in the box, set inside it with util-linux's prlimit (the kernel does not
+#: apply it to root).
 MAX_PROCESSES = 256
 #: Largest file a boxed process may write (bytes); also bounds the captured output.
 MAX_FILE_BYTES = 1024 * 1024
@@ -277,14 +278,17 @@ def bwrap_argv(box: Box, argv: list[str], cwd: Path, env: dict[str, str]) -> lis
         args += ["--setenv", key, value]
     # No capabilities inside, even as the box's root.
     args += ["--cap-drop", "ALL"]
-    return [*args, "--", *argv]
+    # The process limit is set inside the box, where the kernel counts the box's processes only (set on
+    # bwrap it would count every process of the user on the machine).
+    prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
+    limit = [prlimit, f"--nproc={MAX_PROCESSES}", "--"] if prlimit else []
+    return [*args, "--", *limit, *argv]
 
 
 def _limits(timeout: float) -> None:  # pragma: no cover - runs in the child, before bwrap
     cpu = int(timeout) + CPU_MARGIN_S
     for limit, value in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, MEMORY_BYTES),
-                         (resource.RLIMIT_NPROC, MAX_PROCESSES), (resource.RLIMIT_FSIZE, MAX_FILE_BYTES),
-                         (resource.RLIMIT_CORE, 0)):
+                         (resource.RLIMIT_FSIZE, MAX_FILE_BYTES), (resource.RLIMIT_CORE, 0)):
         soft, hard = resource.getrlimit(limit)
         cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
         try:
