@@ -253,7 +253,7 @@ def _system_binds() -> list[str]:
     return args
 
 
-def bwrap_argv(box: Box, argv: list[str], cwd: Path, env: dict[str, str]) -> list[str]:
+def bwrap_argv(box: Box, argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 60.0) -> list[str]:
     """The bwrap command line that runs ``argv`` in ``cwd`` (the only writable path) with ``env``."""
     assert box.binary is not None
     root = str(cwd)
@@ -278,23 +278,35 @@ def bwrap_argv(box: Box, argv: list[str], cwd: Path, env: dict[str, str]) -> lis
         args += ["--setenv", key, value]
     # No capabilities inside, even as the box's root.
     args += ["--cap-drop", "ALL"]
-    # The process limit is set inside the box, where the kernel counts the box's processes only (set on
-    # bwrap it would count every process of the user on the machine).
-    prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
-    limit = [prlimit, f"--nproc={MAX_PROCESSES}", "--"] if prlimit else []
-    return [*args, "--", *limit, *argv]
+    # The rlimits are set inside the box (util-linux's prlimit, then exec): there the kernel counts the
+    # box's processes only (on bwrap it would count every process of the user), and no preexec_fn runs
+    # in the harness's threads. Without prlimit, execute() sets them on bwrap instead.
+    return [*args, "--", *_prlimit(timeout), *argv]
 
 
-def _limits(timeout: float) -> None:  # pragma: no cover - runs in the child, before bwrap
-    cpu = int(timeout) + CPU_MARGIN_S
-    for limit, value in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, MEMORY_BYTES),
-                         (resource.RLIMIT_FSIZE, MAX_FILE_BYTES), (resource.RLIMIT_CORE, 0)):
-        soft, hard = resource.getrlimit(limit)
-        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        try:
-            resource.setrlimit(limit, (cap, cap))
-        except (ValueError, OSError):
-            resource.setrlimit(limit, (min(cap, soft) if soft != resource.RLIM_INFINITY else cap, hard))
+def _rlimits(timeout: float) -> dict[str, int]:
+    """The limits of a boxed process, each at most the harness's own hard limit (which cannot be raised)."""
+    wanted = {"CPU": int(timeout) + CPU_MARGIN_S, "AS": MEMORY_BYTES, "FSIZE": MAX_FILE_BYTES, "CORE": 0,
+              "NPROC": MAX_PROCESSES}
+    out = {}
+    for name, value in wanted.items():
+        hard = resource.getrlimit(getattr(resource, f"RLIMIT_{name}"))[1]
+        out[name] = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    return out
+
+
+def _prlimit(timeout: float) -> list[str]:
+    found = shutil.which("prlimit", path="/usr/bin:/bin")
+    if not found:
+        return []
+    return [found, *(f"--{name.lower()}={value}" for name, value in _rlimits(timeout).items()), "--"]
+
+
+def _limits(timeout: float) -> None:  # pragma: no cover - runs in the child (unconfined, or no prlimit)
+    for name, value in _rlimits(timeout).items():
+        if name == "NPROC":
+            continue  # would count every process of the user, not the command's
+        resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (value, value))
 
 
 def environment(*, pytest_path: bool) -> dict[str, str]:
@@ -314,10 +326,13 @@ def execute(argv: list[str], cwd: Path, *, timeout: float, stdout: int, stderr: 
     """
     box = box or current()
     env = environment(pytest_path=pytest_path)
+    limits: functools.partial[None] | None = functools.partial(_limits, timeout)
     if box.kind == "bubblewrap":
         if argv and argv[0] == sys.executable:
             argv = [os.path.realpath(sys.executable), *argv[1:]]
-        command = bwrap_argv(box, argv, cwd, env)
+        command = bwrap_argv(box, argv, cwd, env, timeout)
+        if _prlimit(timeout):
+            limits = None  # set inside the box
     else:
         command = argv
         env["HOME"] = env["TMPDIR"] = tempfile.gettempdir()
@@ -327,7 +342,7 @@ def execute(argv: list[str], cwd: Path, *, timeout: float, stdout: int, stderr: 
             feed.seek(0)
         proc = subprocess.Popen(command, cwd=cwd, stdin=feed if stdin is not None else subprocess.DEVNULL,
                                 stdout=stdout, stderr=stderr, env=env, start_new_session=True,
-                                preexec_fn=functools.partial(_limits, timeout))
+                                preexec_fn=limits)
         try:
             return Completed(proc.wait(timeout=timeout), False)
         except subprocess.TimeoutExpired:
