@@ -204,8 +204,8 @@ class Controller:
         caveats = {}
         if self.session.models_path.is_file():
             caveats = {name: e.caveat for name, e in self.session.registry.entries.items()}
-        unconfined = [UNCONFINED_NOTE] if self.session.sandbox_choice == "none" else []
-        return unconfined + campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget)
+        return campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget,
+                              unconfined=self.session.sandbox_choice == "none")
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         campaign = self.campaign
