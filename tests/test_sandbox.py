@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,20 @@ def test_code_in_the_box_sees_only_the_allow_listed_environment(tmp_path, monkey
     out = run_bounded(ws, [sys.executable, "show.py"], 30.0)
     assert "AGENTIC_SANDBOX_TEST_TOKEN" not in out
     assert "False" in out and out.endswith("[exit code 0]"), out
+
+
+def test_the_workspace_and_a_private_tmp_are_the_only_writable_places(tmp_path):
+    private = f"/tmp/agentic-private-{uuid.uuid4().hex}"
+    beside = tmp_path / "beside.txt"  # under /tmp too: in the box it lands in the private /tmp
+    ws = Workspace(tmp_path / "ws")
+    ws.populate({"w.py": f"import sys\nfor p in ('made.txt', {private!r}, {str(beside)!r}):\n"
+                         "    open(p, 'w').write('x')\n"
+                         "for p in ('/made', '/usr/made', sys.prefix + '/made'):\n"
+                         "    try:\n        open(p, 'w')\n        print('WROTE', p)\n"
+                         "    except OSError as exc:\n        print('refused', exc.errno)\n"})
+    out = run_bounded(ws, [sys.executable, "w.py"], 30.0)
+    assert out.count("refused") == 3 and "WROTE" not in out and out.endswith("[exit code 0]"), out
+    assert (ws.root / "made.txt").is_file() and not beside.exists() and not Path(private).exists()
 
 
 def test_the_box_sets_its_rlimits(tmp_path):
