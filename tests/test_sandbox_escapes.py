@@ -165,8 +165,11 @@ def _session(pytester, monkeypatch, tmp_path, extra: list[str]) -> dict:
     transcripts = "".join(p.read_text() for p in (folder / "transcripts").rglob("*.json"))
     results = "\n".join(c["result"] for p in (folder / "transcripts").rglob("*.json")
                         for c in json.loads(p.read_text())["tool_calls"] if c["name"] == "run_tests")
+    host_tmp = Path(f"/tmp/agentic-escape-{token}")
+    wrote_host_tmp = host_tmp.exists()
+    host_tmp.unlink(missing_ok=True)  # left by the unconfined control only
     return {"records": records, "left": left, "wrote_outside": outside.exists(),
-            "wrote_host_tmp": Path(f"/tmp/agentic-escape-{token}").exists(), "connections": listener.accepted,
+            "wrote_host_tmp": wrote_host_tmp, "connections": listener.accepted,
             "transcripts": transcripts, "results": results,
             "leaked": [c for c in (f"netrc-canary-{token}", f"key-canary-{token}", f"plain-canary-{token}",
                                    f"/opt/host-only-{token}") if c in transcripts]}
