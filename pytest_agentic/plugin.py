@@ -103,6 +103,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
                 replay.annotate(record, transcript)
             setattr(report, outcome.RECORD_ATTR, record)
             setattr(report, outcome.TRANSCRIPT_ATTR, transcript)
+            setattr(report, scheduler.PACING_ATTR, scheduler.pacing_news(item.config))
             item.user_properties.extend(outcome.junit_properties(record))
             outcome.make_printable(report)
     return report

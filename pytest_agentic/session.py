@@ -35,9 +35,11 @@ class AgenticSession:
         # The ini value is held to what --runs accepts: one run at least.
         self.runs: int = runs if runs is not None else options.whole_number_ini(config, "agentic_runs", 1)
         concurrency = options.option(config, options.CONCURRENCY)
-        #: Agent runs in flight at once in this process (``--agentic-concurrency``); 1 runs each in its test.
-        self.concurrency: int = (concurrency if concurrency is not None
-                                 else options.whole_number_ini(config, "agentic_concurrency", 1))
+        #: The cap on each model's runs in flight in this process (``--agentic-concurrency``, ini
+        #: ``agentic_concurrency``); 1 runs each in its test; None: adaptive up to ``run.limiter.CAP``
+        #: for models reached over HTTP, 1 for scripted models and llama.cpp servers (``scheduler.pacing_of``).
+        self.concurrency: int | None = (concurrency if concurrency is not None
+                                        else options.optional_whole_number_ini(config, "agentic_concurrency", 1))
         #: (K, N) under ``--agentic-shard K/N``.
         self.shard: tuple[int, int] | None = options.option(config, options.SHARD)
         #: The runs started ahead of their tests (``scheduler.Prefetcher``), set in the process running items.
