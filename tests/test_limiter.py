@@ -48,6 +48,29 @@ def test_slow_start_doubles_each_busy_round_up_to_the_cap():
     assert [e["t"] for e in aimd.events] == [1000.0, 1001.0, 1002.0, 1003.0]
 
 
+def test_slow_start_also_doubles_while_calls_wait_and_none_is_refused():
+    clock = Clock()
+    aimd = Aimd(8, 256, clock=clock)
+    aimd.in_flight(8)
+    clock.now += limiter.RAMP_S / 2
+    aimd.tick()
+    assert aimd.limit == 8  # not yet: a refusal may still be on its way
+    clock.now += limiter.RAMP_S / 2
+    aimd.tick()
+    assert aimd.limit == 16 and aimd.events[-1]["why"] == "slow start"
+    clock.now += limiter.RAMP_S
+    aimd.tick()
+    assert aimd.limit == 16  # the new limit is not in use yet
+    aimd.in_flight(12)
+    aimd.tick()
+    assert aimd.limit == 32
+    aimd.refusal(aimd.episode, 20, "RateLimitError 429")
+    aimd.in_flight(20)
+    clock.now += 10 * limiter.RAMP_S
+    aimd.tick()
+    assert aimd.limit == 20  # a refusal ended slow start: no more ramping
+
+
 def test_a_limit_not_in_use_does_not_grow():
     aimd = Aimd(16, 256, clock=Clock())
     aimd.in_flight(int(16 * limiter.BUSY) - 1)  # under three quarters of the limit in flight
@@ -165,6 +188,7 @@ def test_rate_limit_signals_of_litellm_errors():
 
 def test_a_limiter_blocks_at_its_limit_and_reports_what_changed():
     gate = ModelLimiter("m", 2, 8, adaptive=True)
+    gate.aimd.slow_start = False  # no ramp while the third call waits: the limit moves on refusals alone here
     first, second = gate.acquire(), gate.acquire()
     got = threading.Event()
     waiter = threading.Thread(target=lambda: (gate.acquire(), got.set()))
@@ -186,8 +210,8 @@ def test_a_limiter_blocks_at_its_limit_and_reports_what_changed():
 def test_a_pool_starts_more_runs_when_the_limit_grows():
     from pytest_agentic.run.pool import RunPool
 
-    gate = ModelLimiter("m", 1, 4)
-    pool = RunPool(4, {"m": 4}, {"m": gate})
+    gate = ModelLimiter("m", 1, 6)
+    pool = RunPool(6, {"m": 6}, {"m": gate})
     release = threading.Event()
     started = []
     lock = threading.Lock()
@@ -197,20 +221,20 @@ def test_a_pool_starts_more_runs_when_the_limit_grows():
             started.append(1)
         release.wait(10)
 
-    futures = [pool.submit("m", job) for _ in range(4)]
+    futures = [pool.submit("m", job) for _ in range(6)]
     for _ in range(50):
         if started:
             break
         threading.Event().wait(0.02)
     threading.Event().wait(0.2)
-    assert len(started) == 1, "the pool starts no more of a model's runs than its limit"
-    gate.aimd.limit = 3  # what a grown limit looks like to the pool
+    assert len(started) == 2, "the pool starts twice a model's limit of runs (the second waits for a slot)"
+    gate.aimd.limit = 2  # what a grown limit looks like to the pool
     pool.wake()
     for _ in range(100):
-        if len(started) == 3:
+        if len(started) == 4:
             break
         threading.Event().wait(0.02)
-    assert len(started) == 3
+    assert len(started) == 4
     release.set()
     for f in futures:
         f.result(10)

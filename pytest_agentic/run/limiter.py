@@ -6,8 +6,8 @@ sent and gives it back with what came of it. The limit moves by AIMD, the rule T
 same problem (a sender that cannot see the other side's capacity and must find it by probing):
 
 - **slow start**: from ``START``, the limit doubles after each round (``limit`` calls that
-  succeeded while the limit was in use and at steady latency), until the first rate-limit
-  signal or the cap;
+  succeeded while the limit was in use and at steady latency), and also every ``RAMP_S``
+  while it is in use and nothing was refused, until the first rate-limit signal or the cap;
 - **additive increase** after that: +1 per round, and one round in three when the next step is
   the level that was refused last (so a quota's edge is probed rarely, not every other round);
 - **decrease** on a rate-limit signal: the limit falls to the calls the endpoint still holds
@@ -21,10 +21,13 @@ slot again; ``run.llm`` bounds the whole wait per call (``Limits.max_rate_limit_
 
 The numbers, and why:
 
-- ``START = 16``: a hosted provider's lowest paid tiers allow some hundreds of requests a
-  minute; 16 calls of a few seconds each stay under that, and against a quota of a handful of
-  calls in flight the first burst costs at most 16 - quota refusals (each answered at once).
-  Inspect AI starts at 20 with a floor of 10; 16 reaches 256 in four round trips.
+- ``START = 8``: against a quota of a handful of calls in flight the first burst costs at most
+  8 - quota refusals, and a hosted provider's lowest tiers (some hundreds of requests a
+  minute) take 8 calls of a few seconds each. Inspect AI starts at 20.
+- ``RAMP_S = 0.25``: a refusal comes back within a network round trip or two (tens to a few
+  hundred milliseconds), an answer takes seconds; calls that have been in flight that long
+  with none refused were taken. So the limit need not wait a whole answer to double: 8 calls
+  become 256 in 1.25 s, where doubling per round would take five answers' time.
 - ``CAP = 256`` (when neither ``--agentic-concurrency`` nor ``max_concurrency`` caps it):
   vLLM batches up to 256 sequences by default (``--max-num-seqs``), more than any hosted
   quota we met allows in flight; a run in flight costs two small thread stacks here.
@@ -47,7 +50,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-START = 16
+START = 8
+RAMP_S = 0.25
 CAP = 256
 BUSY = 0.75
 LATENCY_RISE = 2.0
@@ -93,6 +97,7 @@ class Aimd:
         self._peak = 0
         self._latency = 0.0
         self._best: float | None = None
+        self.changed_at = clock()
         #: How the limit moved: plain dicts (t: wall-clock seconds, old, new, why, detail).
         self.events: list[dict[str, Any]] = [self._event(0, self.limit, "start", "adaptive" if adaptive else "fixed")]
 
@@ -103,12 +108,20 @@ class Aimd:
         if new != self.limit:
             self.events.append(self._event(self.limit, new, why, detail))
             self.limit = new
+            self.changed_at = self.clock()
         self._ok = self._rounds = self._peak = 0
         self._latency = 0.0
 
     def in_flight(self, count: int) -> None:
         """Note the calls in flight once one more was sent (the round's high-water mark)."""
         self._peak = max(self._peak, count)
+
+    def tick(self) -> None:
+        """Slow start between rounds: double once the limit was in use for ``RAMP_S`` and nothing was refused."""
+        if (self.adaptive and self.slow_start and self.limit < self.cap and self._peak >= BUSY * self.limit
+                and self.clock() - self.changed_at >= RAMP_S):
+            self._set(min(self.cap, 2 * self.limit), "slow start", f"{self.limit} calls in flight {RAMP_S:g}s, "
+                      "none refused")
 
     def success(self, latency_s: float) -> None:
         if not self.adaptive or self.limit >= self.cap:
@@ -173,6 +186,15 @@ class ModelLimiter:
     def adaptive(self) -> bool:
         return self.aimd.adaptive
 
+    @property
+    def runs(self) -> int:
+        """How many runs of the model a pool may have going: twice the limit (up to the cap) when adaptive.
+
+        The runs beyond the limit wait for a slot: a limit that grows is filled at once, and their
+        waiting is what ramps slow start (``Aimd.tick``). Calls in flight stay under the limit.
+        """
+        return min(self.aimd.cap, 2 * self.aimd.limit) if self.adaptive else self.aimd.limit
+
     def on_change(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` (outside the lock) whenever the limit moved: a pool starts more runs."""
         self._listeners.append(listener)
@@ -180,16 +202,30 @@ class ModelLimiter:
     def acquire(self) -> Slot:
         """Wait for room under the limit and take a slot."""
         begun = self.clock()
+        moved = False
         with self._cond:
             while self.in_flight >= self.aimd.limit:
-                self._cond.wait()
+                before = self.aimd.limit
+                self.aimd.tick()
+                if self.aimd.limit != before:
+                    moved = True
+                    continue
+                # In slow start a waiting call wakes when the limit may ramp; otherwise at a release.
+                self._cond.wait(RAMP_S if self.aimd.slow_start else None)
             self.in_flight += 1
             self.calls += 1
             self.peak = max(self.peak, self.in_flight)
             self.aimd.in_flight(self.in_flight)
             now = self.clock()
             self.slot_wait_s += now - begun
-            return Slot(self.aimd.episode, now, now - begun)
+            slot = Slot(self.aimd.episode, now, now - begun)
+        if moved:
+            self._notify()
+        return slot
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            listener()
 
     def _release(self, change: Callable[[], None]) -> None:
         with self._cond:
@@ -199,8 +235,7 @@ class ModelLimiter:
             moved = self.aimd.limit != before
             self._cond.notify_all()
         if moved:
-            for listener in self._listeners:
-                listener()
+            self._notify()
 
     def succeeded(self, slot: Slot) -> None:
         latency = self.clock() - slot.started

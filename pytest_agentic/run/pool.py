@@ -8,8 +8,8 @@ on the endpoint, during which a thread holds no CPU and only a small stack.
 ``concurrent.futures.ThreadPoolExecutor`` has no per-key cap, hence this small scheduler:
 runs start in the order they were submitted, skipping over a run whose model is at its cap
 (``max_concurrency`` in models.yaml) so that another model's runs need not wait behind it.
-A model with an adaptive limit (``run.limiter``) is capped by that limit as it moves: no
-more of its runs start than it may have calls in flight, and a limit that grows starts more.
+A model with an adaptive limit (``run.limiter``) is capped as that limit moves
+(``ModelLimiter.runs``: twice its calls in flight), and a limit that grows starts more.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class RunPool:
 
     def cap(self, key: str) -> int | None:
         gate = self.limiters.get(key)
-        return gate.limit if gate is not None else self.caps.get(key)
+        return gate.runs if gate is not None else self.caps.get(key)
 
     def in_flight(self) -> int:
         with self._cond:
