@@ -142,14 +142,20 @@ def mode_chart(series: Sequence[Any], modes: Sequence[dict[str, Any]]) -> ModeCh
 
 
 @dataclass
-class Scatter:
+class Plot:
+    """A chart with axes: its size, the plot area and the ticks."""
+
     width: float
     height: float
     plot: tuple[float, float, float, float]  # x, y, w, h
-    points: list[dict[str, Any]]
     xticks: list[tuple[float, str]]
     yticks: list[tuple[float, str]]
-    log: bool
+
+
+@dataclass
+class Scatter(Plot):
+    points: list[dict[str, Any]] = field(default_factory=list)
+    log: bool = False
     unpriced: list[str] = field(default_factory=list)
 
 
@@ -201,13 +207,8 @@ def scatter(points: Sequence[dict[str, Any]]) -> Scatter | None:
 
 
 @dataclass
-class PacingChart:
-    width: float
-    height: float
-    plot: tuple[float, float, float, float]  # x, y, w, h
-    lines: list[dict[str, Any]]
-    xticks: list[tuple[float, str]]
-    yticks: list[tuple[float, str]]
+class PacingChart(Plot):
+    lines: list[dict[str, Any]] = field(default_factory=list)
 
 
 def pacing_chart(pacing: dict[str, Any]) -> PacingChart | None:
