@@ -7,6 +7,9 @@ the events of every process in time order (tagged with the xdist worker, None wi
 and the counts summed. Under xdist each worker adapts on its own: the endpoint sees the sum of
 the workers' limits, so a quota is found per worker (each backs off when the endpoint refuses
 any of them) and is shared between them by the refusals each meets.
+
+What a worker's limiter does after its last call report is not seen (the plain process's is: the
+controller drains it at the end). A resumed campaign records the resuming session's pacing.
 """
 
 from __future__ import annotations
