@@ -145,7 +145,7 @@ def quota(args: argparse.Namespace) -> bool:
             same = result["verdicts"] == sequential["verdicts"] and len(result["verdicts"]) == runs
             ok &= same and lost == 0
             print(f"| {runs} | {result['wall']:.1f} s | {ideal:.1f} s | {result['wall'] / ideal:.2f} | {lost} | "
-                  f"{server.refused} | {server.peak} | {'yes' if same else 'NO'} |", flush=True)
+                  f"{server.rate_refused} | {server.peak} | {'yes' if same else 'NO'} |", flush=True)
             pacing = _pacing(folder)
             print(f"  limit moves: {pacing}")
     return ok

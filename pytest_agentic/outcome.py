@@ -119,6 +119,7 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
         "tool_calls": [dict(c) for c in result.tool_calls],
         "final_answer": result.final_answer,
         "stop_reason": result.stop_reason,
+        "server_refusal": result.server_refusal,
         "passed": passed,
         "failure_mode": record["failure_mode"],
         "reason": reason,

@@ -60,16 +60,16 @@ def test_a_quota_is_found_and_no_run_is_lost(pytester, quota, xdist):
     assert len(records) == 40 and all(r["passed"] for r in records)
     # Refusals are counted apart from faults, per run and per model.
     assert sum(r["tags"]["retries"] for r in records) == 0
-    assert sum(r["tags"].get("rate_limited", 0) for r in records) == quota.refused > 0
+    assert sum(r["tags"].get("rate_limited", 0) for r in records) == quota.rate_refused > 0
     pacing = manifest(pytester)["pacing"]["local"]
-    assert pacing["rate_limited"] == quota.refused
+    assert pacing["rate_limited"] == quota.rate_refused
     cuts = [e for e in pacing["events"] if e["why"] == "rate limited"]
     assert cuts and all(e["new"] < e["old"] for e in cuts)
     assert all("RateLimitError 429, wait 0.2s asked" == e["detail"] for e in cuts)
     if not xdist:
         # Once adapted, the limit sits at the quota, probing one above it now and then.
         assert pacing["limit"]["main"] <= quota.quota + 1
-        assert quota.refused <= (limiter.START - quota.quota) + 10
+        assert quota.rate_refused <= (limiter.START - quota.quota) + 10
     summary = (campaign_dir(pytester.path / "out") / "summary.md").read_text()
     assert "## Concurrency" in summary and "rate limited" in summary
 
@@ -147,7 +147,7 @@ def test_the_report_charts_how_the_limit_moved(pytester, quota, chromium, tmp_pa
     assert len(cuts) == sum(1 for e in pacing["events"] if e["why"] == "rate limited") > 0
     row = [td.text for td in next(section.iter("tbody")).iter("td")]
     # Calls sent: every run's one call, and each refused one sent again.
-    assert row[:6] == ["local", "adaptive", str(limiter.START), str(limiter.CAP), str(24 + quota.refused),
-                       str(quota.refused)]
+    assert row[:6] == ["local", "adaptive", str(limiter.START), str(limiter.CAP), str(24 + quota.rate_refused),
+                       str(quota.rate_refused)]
     nav = [a.attrs["href"] for a in next(dom.iter("nav")).iter("a")]
     assert "#concurrency" in nav

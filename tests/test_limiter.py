@@ -290,4 +290,4 @@ def test_a_dead_quota_is_infra_error_once_the_wait_bound_is_spent():
                            tools=[], metadata={}, limits=Limits(max_retries=0, max_rate_limit_wait_s=7),
                            retry_budget=[5.0], sleep=sleeps.append)
     assert sleeps == [2.0, 2.0, 2.0]  # a fourth wait would pass 7 s
-    assert info.value.rate_limited == 4 and server.refused == 4
+    assert info.value.rate_limited == 4 and server.rate_refused == 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..run import textcalls
+from ..run import refusals, textcalls
 from ..run.records import RunRecord
 from .untrusted import code_span
 
@@ -15,7 +15,8 @@ _REFUSED = ("AuthenticationError", "PermissionDeniedError")
 
 def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_skipped: int,
                    budget: float | None) -> list[str]:
-    """Model caveats, runs the budget skipped, endpoints that look down or lost runs, tool calls written as text."""
+    """Model caveats, runs the budget skipped, endpoints that look down or lost runs, tool calls written as
+    text, failed runs judged from a server's refusal."""
     notes = []
     for name in sorted({r["model"] for r in records}):
         if caveats.get(name):
@@ -35,7 +36,5 @@ def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_
         elif infra:
             notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
                          "(not counted against the model; see summary.md)")
-        as_text = textcalls.note(model, runs)
-        if as_text:
-            notes.append(as_text)
+        notes.extend(n for n in (textcalls.note(model, runs), refusals.note(model, runs)) if n)
     return notes

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import limiter
+from . import limiter, refusals
 from .limits import Limits
 from .models import ModelEntry
 
@@ -207,7 +207,9 @@ def call_model(
     run cannot wait longer than ``limits.max_retry_wait_s`` in all. Transient: rate limits,
     5xx, timeouts, dropped connections, and replies that are not a readable chat completion
     (not JSON, cut short, no choices, a call that never completes). Not retried: auth, bad
-    request, context window, redirects away, other errors of the client.
+    request, redirects away, other errors of the client. A refusal that the
+    model's own output provoked (``run/refusals.py``: an outgrown context window, a tool call the
+    server cannot read) raises ``ModelRefusal`` at once, whatever its status: it is the model's.
 
     Under the model's limiter (``run.limiter``, installed for a session's HTTP models) the call
     takes a slot first, and a rate-limit refusal is not a fault: it waits what the endpoint
@@ -230,26 +232,30 @@ def call_model(
     never = _deterministic(litellm)
     # pydantic's serializer warnings quote the endpoint's malformed reply; the reply is judged here.
     warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
-    retries, refusals, refused_s = 0, 0, 0.0
+    retries, limited, limited_s = 0, 0, 0.0
     gate = limiter.get(entry.name)
     while True:
         try:
-            response = _gated(gate, never, litellm, kwargs, limits.request_timeout_s + CALL_GRACE_S)
+            response = _gated(gate, never + (refusals.ModelRefusal,), litellm, kwargs,
+                              limits.request_timeout_s + CALL_GRACE_S)
             _check_shape(response)
         except RateLimited as refused:
             # Not a fault: the call waits what the endpoint asked and queues for its slot again,
             # within its own bound (a dead quota must not hang the campaign).
             wait = refused.wait if refused.wait is not None else backoff_delay(
-                refusals, base=limits.retry_backoff_s, cap=limits.retry_backoff_cap_s)
+                limited, base=limits.retry_backoff_s, cap=limits.retry_backoff_cap_s)
             wait = max(wait, MIN_RATE_LIMIT_WAIT_S)
-            if refused_s + wait > limits.max_rate_limit_wait_s:
-                raise InfraError(f"{_describe(refused.cause)} (rate limited {refusals + 1} times; waiting more "
+            if limited_s + wait > limits.max_rate_limit_wait_s:
+                raise InfraError(f"{_describe(refused.cause)} (rate limited {limited + 1} times; waiting more "
                                  f"would pass max_rate_limit_wait_s = {limits.max_rate_limit_wait_s:g}s)",
-                                 retries, refusals + 1) from refused.cause
-            refusals += 1
-            refused_s += wait
+                                 retries, limited + 1) from refused.cause
+            limited += 1
+            limited_s += wait
             sleep(wait)
             continue
+        except refusals.ModelRefusal as exc:  # the model's, not the endpoint's: no retry can fix it
+            exc.retries = retries
+            raise
         except never as exc:
             raise InfraError(_describe(exc), retries) from exc
         except litellm.APIError as exc:
@@ -269,8 +275,8 @@ def call_model(
         prompt, completion, invalid = _usage(response)
         cost = None if invalid else _cost(entry, response, prompt, completion)
         return CallOutcome(response=response, retries=retries, cost_usd=cost, prompt_tokens=prompt,
-                           completion_tokens=completion, usage_invalid=invalid, rate_limited=refusals,
-                           rate_limit_wait_s=refused_s)
+                           completion_tokens=completion, usage_invalid=invalid, rate_limited=limited,
+                           rate_limit_wait_s=limited_s)
 
 
 #: The shortest wait after a refusal (a ``Retry-After: 0`` would otherwise spin).
@@ -311,6 +317,8 @@ def _gated(gate: limiter.ModelLimiter | None, never: tuple[type[BaseException], 
 def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) -> Any:
     """``litellm.completion(**kwargs)``, given up after ``deadline_s`` seconds (``CallTimeout``).
 
+    An error that is the server's refusal of what the model wrote is raised as ``ModelRefusal``.
+
     The call runs on a daemon thread so that the wait is bounded whatever the endpoint does; a
     call given up on is left to end on its own (its reply, if any, is dropped).
     """
@@ -329,6 +337,9 @@ def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) ->
     if not done.wait(deadline_s):
         raise CallTimeout(f"no complete reply within {deadline_s:g}s")
     if "error" in box:
+        refusal = refusals.of(box["error"])
+        if refusal is not None:
+            raise refusal from box["error"]
         raise box["error"]
     return box["response"]
 

@@ -30,6 +30,7 @@ StopReason = Literal[
     "max_seconds",
     "max_tool_seconds",
     "infra_error",  # the model call failed after retries
+    "server_refusal",  # the server refused the request for what the model wrote (run/refusals.py)
     "not_started",  # the test failed before the agent ran
     "cancelled",  # the session stopped (-x, Ctrl-C) while the run was in flight; never judged
 ]
@@ -84,6 +85,11 @@ class RunResult:
     usage_invalid: int = 0
     #: Tool calls beyond the per-message cap, dropped unrun.
     dropped_tool_calls: int = 0
+    #: Tool calls of replies cut by the call's token limit (``finish_reason: length``).
+    truncated_tool_calls: int = 0
+    #: The server's refusal that ended the run, provoked by what the model wrote (cause, the
+    #: server's message, token counts when given; ``run/refusals.py``), or None.
+    server_refusal: dict[str, Any] | None = None
 
     @property
     def hallucinated_calls(self) -> int:
