@@ -12,9 +12,10 @@ marker, concurrency 1, a run the window did not reach) runs in its test as befor
 How many at once, per model (``pacing_of``): a model reached over HTTP has an adaptive limit
 (``run.limiter``) capped by ``--agentic-concurrency N`` / ``max_concurrency`` (cap 1:
 sequential); a scripted model and a local llama.cpp server keep a fixed N (default 1). The
-window is twice the models' current limits, read at each item: a limit that grows widens it
-at the next item; one that shrinks leaves prepared runs pending in the pool, which starts no
-more of a model's runs than its limit.
+window is twice the runs the models may have going now (``RunPool.cap``), read at each item:
+a limit that grows widens it at the next item; one that shrinks leaves prepared runs pending
+in the pool, which starts no more of a model's runs than its limit allows
+(``ModelLimiter.runs``).
 
 Which items come next: in a plain session, ``session.items`` in order; in an xdist worker,
 the items the controller has sent it and not yet run (xdist's ``WorkerInteractor.torun``),
