@@ -96,6 +96,7 @@ class Prefetcher:
                              if type(p).__name__ == "WorkerInteractor"), None)
         self._worksteal = getattr(self.config.option, "dist", None) == "worksteal"
         self._factory = getattr(self.config, "_tmp_path_factory", None)
+        self._current: tuple[pytest.Item, pytest.Item | None] | None = None
         _ = session.secrets  # read the environment once, here, not from the pool's threads
 
     @property
@@ -125,6 +126,7 @@ class Prefetcher:
 
     # -- starting runs ------------------------------------------------------------
     def top_up(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        self._current = (item, nextitem)
         if self.pool.stopping.is_set():
             return
         for upcoming in self.upcoming(item, nextitem):
@@ -133,6 +135,12 @@ class Prefetcher:
             self._seen.add(upcoming.nodeid)
             if self.eligible(upcoming):
                 self.submit(upcoming)
+
+    def refill(self) -> None:
+        """Top up again for the item being judged: called while its test waits for its run, so a
+        limit that grew meanwhile is filled now, not when the next item starts."""
+        if self._current is not None:
+            self.top_up(*self._current)
 
     def workspace_root(self, item: pytest.Item) -> Path:
         name = re.sub(r"[\W]", "_", item.name)[:30]
