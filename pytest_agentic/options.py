@@ -24,6 +24,10 @@ RESCORE = "agentic_rescore"
 PREDICTIONS = "agentic_predictions"
 CONCURRENCY = "agentic_concurrency"
 SHARD = "agentic_shard"
+SANDBOX = "agentic_sandbox"
+
+#: What --agentic-sandbox accepts (the names of run.sandbox.CHOICES, kept here so --help imports nothing).
+SANDBOX_CHOICES = ("auto", "bubblewrap", "none")
 
 DEFAULT_RUNS = 3
 
@@ -123,6 +127,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--agentic-shard", dest=SHARD, type=_shard, default=None, metavar="K/N",
                     help="run the K-th of N balanced shards of the campaign's runs (merge the shard "
                          "campaigns with agentic-merge)")
+    group.addoption("--agentic-sandbox", dest=SANDBOX, choices=SANDBOX_CHOICES, default=None,
+                    help="how model-written code (run_tests, the checkers' probes) is contained: bubblewrap, "
+                         "auto (bubblewrap; the session stops at start when it cannot be made) or none (runs "
+                         "UNCONFINED, and every artefact says so); default auto, ini agentic_sandbox")
     gates = parser.getgroup("agentic gates", "CI gates on the campaign (pytest-agentic); a failed gate exits 6")
     gates.addoption("--agentic-min-pass-rate", dest=MIN_PASS_RATE, type=_fraction, default=None, metavar="X",
                     help="fail when a model's overall pass rate is under X (0.6 or 60%%)")
@@ -139,6 +147,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("agentic_runs", "default runs per task and model", default=str(DEFAULT_RUNS))
     parser.addini("agentic_concurrency", "cap on a model's agent runs in flight per pytest process "
                   "(empty: adaptive)", default="")
+    parser.addini("agentic_sandbox", "how model-written code is contained: auto, bubblewrap or none", default="auto")
 
 
 def whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int:
@@ -154,6 +163,15 @@ def whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int:
 def optional_whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int | None:
     """Like ``whole_number_ini``, None when the ini value is empty (not set)."""
     return whole_number_ini(config, name, minimum) if str(config.getini(name)).strip() else None
+
+
+def sandbox_choice(config: pytest.Config) -> str:
+    """--agentic-sandbox, else the ini value, which must be one of SANDBOX_CHOICES."""
+    value = config.getoption(SANDBOX) or str(config.getini("agentic_sandbox")).strip()
+    if value not in SANDBOX_CHOICES:
+        raise pytest.UsageError(f"ini option agentic_sandbox: expected one of {', '.join(SANDBOX_CHOICES)}, "
+                                f"got {value!r}")
+    return value
 
 
 def option(config: pytest.Config, name: str) -> Any:

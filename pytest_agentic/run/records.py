@@ -6,7 +6,9 @@ import posixpath
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
+
+from .sandbox import SandboxInfo
 
 
 class FailureMode(str, Enum):
@@ -133,3 +135,6 @@ class RunRecord(TypedDict):
     #: Why the checker rejected the run (first line of the assertion), or None.
     reason: str | None
     transcript: str
+    #: How the run's model-written code was contained (kind and version; kind ``none`` when unconfined),
+    #: or None for a task that runs no model code. Absent in records written before the sandbox.
+    sandbox: NotRequired[SandboxInfo | None]
