@@ -24,6 +24,7 @@ RESCORE = "agentic_rescore"
 PREDICTIONS = "agentic_predictions"
 CONCURRENCY = "agentic_concurrency"
 SHARD = "agentic_shard"
+TB = "agentic_tb"
 
 DEFAULT_RUNS = 3
 
@@ -121,6 +122,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--agentic-shard", dest=SHARD, type=_shard, default=None, metavar="K/N",
                     help="run the K-th of N balanced shards of the campaign's runs (merge the shard "
                          "campaigns with agentic-merge)")
+    group.addoption("--agentic-tb", dest=TB, choices=("concise", "full"), default=None,
+                    help="how a failed agent run is reported: 'concise' (a few lines: model, task, run, failure "
+                         "mode, reason, answer excerpt, transcript) or 'full' (pytest's traceback of the checker); "
+                         "default: concise unless --tb=long|short|native or -vv")
     gates = parser.getgroup("agentic gates", "CI gates on the campaign (pytest-agentic); a failed gate exits 6")
     gates.addoption("--agentic-min-pass-rate", dest=MIN_PASS_RATE, type=_fraction, default=None, metavar="X",
                     help="fail when a model's overall pass rate is under X (0.6 or 60%%)")
