@@ -103,7 +103,7 @@ class _Sink:
             self._erase()
             if self.column >= self.width - 1:
                 return  # pytest's line fills the screen: wait until it ends
-            self._raw(("\n" if self.column else "\r") + line[: self.width - 1])
+            self._raw(("\r\n" if self.column else "\r") + line[: self.width - 1])
             self.shown = line
 
     def print_line(self, line: str) -> None:
@@ -144,6 +144,7 @@ class TerminalView:
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._lock = threading.Lock()
+        self.items_started = False
         #: The session's agent runs (node ids), and those announced by their setup report and not yet judged.
         self.agent_ids: set[str] = set()
         self.running: set[str] = set()
@@ -154,7 +155,10 @@ class TerminalView:
         choice = options.option(self.config, options.TB)
         if choice is not None:
             return choice == "full"
-        return self.config.option.tbstyle in ("long", "short", "native") or self.config.option.verbose >= 2
+        return self.config.getoption("tbstyle", "auto") in ("long", "short", "native") or self.verbosity() >= 2
+
+    def verbosity(self) -> int:
+        return int(self.config.getoption("verbose", 0) or 0)  # the option is pytest's terminal plugin's
 
     def make_concise(self, report: pytest.TestReport, record: dict[str, Any]) -> None:
         from .report.views import run_id
@@ -186,6 +190,7 @@ class TerminalView:
             self.progress.in_flight_by[process] = int(in_flight)
         if getattr(report, outcome.STARTED_ATTR, None) is not None:
             self.running.add(report.nodeid)
+            self.progress.begin()
         elif record is not None:
             self.running.discard(report.nodeid)
             self.progress.judge(record)
@@ -222,6 +227,8 @@ class TerminalView:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logstart(self) -> Iterator[None]:
+        # Drawn from the first test on: before it, xdist's workers may still write to the terminal as they start.
+        self.items_started = True
         try:
             return (yield)
         finally:
@@ -239,7 +246,7 @@ class TerminalView:
 
     # -- drawing ----------------------------------------------------------------------
     def choose_mode(self, reporter: Any) -> str | None:
-        verbosity = self.config.option.verbose
+        verbosity = self.verbosity()
         if reporter is None or verbosity <= -2 or self.config.option.collectonly:
             return None
         capture_no = self.config.getoption("capture", "fd") == "no"
@@ -264,7 +271,7 @@ class TerminalView:
                 self._ticker = threading.Thread(target=self._tick, name="agentic-progress", daemon=True)
                 self._ticker.start()
         elif self.mode == "live":
-            self.mode = "plain" if self.config.option.verbose >= 0 else None
+            self.mode = "plain" if self.verbosity() >= 0 else None
 
     def _tick(self) -> None:
         while not self._stop.wait(TICK_S):
@@ -272,7 +279,7 @@ class TerminalView:
 
     def refresh(self, judged: bool = False, tick: bool = False) -> None:
         with self._lock:  # the ticker's thread and pytest's both refresh
-            if self.mode is not None:
+            if self.mode is not None and self.items_started:
                 self._refresh(time.monotonic(), judged, tick)
 
     def _refresh(self, now: float, judged: bool, tick: bool) -> None:

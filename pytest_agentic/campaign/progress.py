@@ -45,6 +45,13 @@ class Progress:
     #: Runs in flight, by process ("main", or an xdist worker's id).
     in_flight_by: dict[str, int] = field(default_factory=dict)
     started_at: float = field(default_factory=time.monotonic)
+    #: When the first run began (the pace, and so the estimate, is measured from there).
+    first_run_at: float | None = None
+
+    def begin(self, now: float | None = None) -> None:
+        """A run began (its setup report arrived)."""
+        if self.first_run_at is None:
+            self.first_run_at = time.monotonic() if now is None else now
 
     def judge(self, record: Mapping[str, Any]) -> None:
         """Count one judged run from its record (a re-run after an infra error counts again)."""
@@ -71,20 +78,19 @@ class Progress:
         if not self.done or not self.selected:
             return None
         left = max(0, self.selected - self.done)
-        return left * (now - self.started_at) / self.done
+        since = self.started_at if self.first_run_at is None else self.first_run_at
+        return left * (now - since) / self.done
 
     def line(self, now: float | None = None) -> str:
         """The status as one line of plain ASCII text (no model-written text is in it)."""
         now = time.monotonic() if now is None else now
         total = f"/{self.selected}" if self.selected else ""
-        parts = [f"agentic: {self.judged}{total} runs judged", f"{self.in_flight} in flight",
-                 f"{self.passed} passed"]
+        counts = [f"agentic: {self.judged}{total} judged", f"{self.in_flight} in flight", f"{self.passed} passed"]
         if self.infra_errors:
-            parts.append(f"{self.infra_errors} infra error{'s' if self.infra_errors != 1 else ''}")
+            counts.append(f"{self.infra_errors} infra")
         if self.skipped:
-            parts.append(f"{self.skipped} skipped")
-        dollars = f"${self.cost_usd:.4f}" + ("+?" if self.unpriced else "")
-        parts += [f"{_tokens(self.tokens)} tokens", dollars, f"{clock(now - self.started_at)} elapsed"]
+            counts.append(f"{self.skipped} skipped")
         eta = self.eta_s(now)
-        parts.append("time left ?" if eta is None else f"~{clock(eta)} left")
-        return " | ".join(parts)
+        timing = f"{clock(now - self.started_at)}, " + ("? left" if eta is None else f"~{clock(eta)} left")
+        spend = f"{_tokens(self.tokens)} tok, ${self.cost_usd:.4f}" + ("+?" if self.unpriced else "")
+        return " | ".join([", ".join(counts), spend, timing])
