@@ -66,6 +66,8 @@ class _Sink:
         self.lock = threading.RLock()
         self.column = 0
         self.shown: str | None = None
+        #: A plain progress line waiting for pytest's line to end (made when it is written).
+        self.pending: Callable[[], str] | None = None
 
     def write(self, text: str) -> int:
         with self.lock:
@@ -77,6 +79,8 @@ class _Sink:
                 self.column = len(tail.rsplit("\r", 1)[-1])
             else:
                 self.column = len(tail) + (self.column if "\n" not in text else 0)
+            if self.column == 0:
+                self._print_pending()
             return written
 
     def flush(self) -> None:
@@ -106,12 +110,18 @@ class _Sink:
             self._raw(("\r\n" if self.column else "\r") + line[: self.width - 1])
             self.shown = line
 
-    def print_line(self, line: str) -> None:
-        """Write ``line`` as a line of its own (plain progress)."""
+    def print_line(self, line: Callable[[], str], force: bool = False) -> None:
+        """Write ``line()`` as a line of its own (plain progress): when pytest's line ends, or now if ``force``."""
         with self.lock:
-            self._erase()
-            self._raw(("\n" if self.column else "") + line + "\n")
+            self.pending = line
+            if force or self.column == 0:
+                self._print_pending()
+
+    def _print_pending(self) -> None:
+        if self.pending is not None:
+            self._raw(("\n" if self.column else "") + self.pending() + "\n")
             self.column = 0
+            self.pending = None
 
     def clear(self) -> None:
         with self.lock:
@@ -141,6 +151,8 @@ class TerminalView:
         self._tw: Any = None
         self._last_draw = 0.0
         self._last_plain = (float("-inf"), 0)  # (when, runs done) of the last plain line
+        #: Since when a plain line has waited for pytest's line to end (None: none waits).
+        self._pending_since: float | None = None
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -164,7 +176,8 @@ class TerminalView:
         from .report.views import run_id
 
         folder = self.campaign.ensure_folder()
-        page = (folder / "report.html").resolve().as_uri()
+        folder = folder.resolve()
+        page = (folder / "report.html").as_uri()
         transcript = getattr(report, outcome.TRANSCRIPT_ATTR, None) or {}
         outcome.make_concise(report, record, transcript, str(folder / record["transcript"]),
                              f"{page}#{run_id(record['task'], record['run'], record['model'])}")
@@ -291,13 +304,19 @@ class TerminalView:
         last_s, last_done = self._last_plain
         if self.progress.done - last_done >= PLAIN_EVERY_RUNS or now - last_s >= PLAIN_EVERY_S:
             self._last_plain = (now, self.progress.done)
-            self.plain(self.progress.line(now))
+            waited = now - (self._pending_since if self._pending_since is not None else now)
+            self.plain(force=waited >= PLAIN_EVERY_S)
+            if self.sink is not None and self.sink.pending is not None:
+                self._pending_since = self._pending_since if self._pending_since is not None else now
+            else:
+                self._pending_since = None
 
-    def plain(self, line: str) -> None:
+    def plain(self, force: bool) -> None:
+        """A plain line: after pytest's current line ends, or now if ``force`` (one has waited long)."""
         if self.sink is not None:
-            self.sink.print_line(line)
+            self.sink.print_line(self.progress.line, force)
         elif self.reporter is not None:
-            self.reporter.write_line(line)
+            self.reporter.write_line(self.progress.line())
 
     def stop(self) -> None:
         """Stop the ticker, clear the status line and give pytest its file back (once)."""
@@ -309,8 +328,9 @@ class TerminalView:
             self._stop_drawing()
 
     def _stop_drawing(self) -> None:
-        if self.mode == "plain" and self.progress.done != self._last_plain[1]:
-            self.plain(self.progress.line())
+        waiting = self.sink is not None and self.sink.pending is not None
+        if self.mode == "plain" and (waiting or self.progress.done != self._last_plain[1]):
+            self.plain(force=True)  # where the campaign ended
         self.mode = None
         if self.sink is not None:
             self.sink.clear()

@@ -135,12 +135,18 @@ def test_a_terminal_shows_one_status_line_that_changes(pytester, endpoint, monke
     assert len(runs(campaign_dir(pytester.path / "out"))) == 8
 
 
-def test_piped_output_gets_plain_progress_lines(pytester, endpoint):
-    say_ok_project(pytester, endpoint)
-    result = pytester.runpytest_subprocess("--runs", "12", "--agentic-out", "out")
-    result.assert_outcomes(passed=12)
-    lines = [line for line in result.outlines if STATUS.match(line)]
-    assert [STATUS.match(line).group(1) for line in lines] == ["0", "10", "12"], lines
+@pytest.mark.parametrize("args", [[], ["-n", "2"], ["--agentic-concurrency", "4"]],
+                         ids=["plain", "xdist", "concurrency"])
+def test_piped_output_gets_plain_progress_lines(project, args):
+    # Ten task files: a plain line waits for pytest's line of a file to end, then says where the campaign is.
+    result = project.runpytest_subprocess("tasks", "-p", "no:randomly", "--model", "oracle", "--runs", "2",
+                                          "--agentic-out", "out", *args)
+    result.assert_outcomes(passed=20)
+    lines = [line for line in result.outlines if STATUS.search(line)]
+    assert all(STATUS.match(line) for line in lines), lines  # each a line of its own
+    judged = [int(STATUS.match(line).group(1)) for line in lines]
+    assert len(lines) >= 2 and judged == sorted(judged) and judged[-1] == 20, lines
+    assert all(line.split(" judged")[0].endswith("/20") for line in lines), lines
     assert "\r" not in result.stdout.str() and "\x1b" not in result.stdout.str()
 
 
@@ -158,3 +164,89 @@ def test_capture_no_on_a_terminal_writes_plain_lines(pytester, endpoint):
     raw = run_in_pty(["-p", "no:cacheprovider", "--runs", "3", "--agentic-out", "out", "-s"], pytester.path)
     assert "agentic: 3/3 judged" in raw
     assert "\x1b[K" not in raw and "\x1b[1A" not in raw
+
+
+# -- failed runs ---------------------------------------------------------------------------------
+def failure_texts(path):
+    return [(f.get("message"), f.text) for f in ET.parse(path).getroot().iter("failure")]
+
+
+def test_thirty_wrong_answers_print_thirty_concise_blocks(project):
+    result = project.runpytest_subprocess("tasks", "-p", "no:randomly", "--model", "near-miss", "--runs", "3",
+                                          "--agentic-out", "out", "--junitxml", "j.xml", "-rf")
+    result.assert_outcomes(failed=30)
+    out = result.stdout.str()
+    heads = [line for line in result.outlines if line.startswith("wrong_answer: model near-miss, task task_")]
+    assert len(heads) == 30 and len(set(heads)) == 30
+    assert out.count("\nreason: ") == 30 and out.count("\nfinal answer: ") == 30
+    folder = campaign_dir(project.path / "out").resolve()
+    assert out.count(f"\ntranscript: {folder}/transcripts/near-miss/task_") == 30
+    assert out.count(f"\nreport: {(folder / 'report.html').as_uri()}#task_") == 30
+    # No checker source, no assertion introspection.
+    assert "re.compile" not in out
+    assert not any(line.startswith((">", "E   ")) for line in result.outlines)
+    # JUnit carries the same: the headline as the message, the block as the text.
+    failures = failure_texts(project.path / "j.xml")
+    assert len(failures) == 30
+    for message, text in failures:
+        assert message.startswith("wrong_answer: ") and text.startswith("wrong_answer: model near-miss")
+        assert "re.compile" not in text and "\nE   " not in text
+    # The top-down end: the verdict, then the tables, then where things are.
+    result.stdout.fnmatch_lines(["*= agentic campaign =*", "- near-miss: 0/30 = 0.0%*", "*near-miss*ALL*0/30*",
+                                 f"campaign written to *", "report: file://*", "failed runs: 30; *",
+                                 "*short test summary info*", "FAILED *"])
+
+
+@pytest.mark.parametrize("args", [["--tb=long"], ["--agentic-tb=full"], ["-vv"]])
+def test_the_checker_traceback_is_there_when_asked_for(project, args):
+    result = project.runpytest_subprocess("tasks", "-p", "no:randomly", "--model", "near-miss", "--runs", "2",
+                                          "-m", "task_09", "--agentic-out", "out", *args)
+    result.assert_outcomes(failed=2, deselected=0 if "-vv" in args else 18)
+    assert result.stdout.str().count("re.compile") >= 2
+    assert sum(line.startswith("E   ") for line in result.outlines) >= 2
+    assert "the checker's traceback: --agentic-tb=full" not in result.stdout.str()
+
+
+def test_concise_overrides_tb_long(project):
+    result = project.runpytest_subprocess("tasks", "-p", "no:randomly", "--model", "near-miss", "--runs", "1",
+                                          "-m", "task_09", "--agentic-out", "out", "--tb=long", "--agentic-tb=concise")
+    result.assert_outcomes(failed=1, deselected=9)
+    assert "re.compile" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["wrong_answer: model near-miss, task task_09 (know_when_to_stop), run 1"])
+
+
+HOSTILE_TASK = f'''
+from pytest_agentic import Final, TaskInstance, task
+
+HOSTILE = {HOSTILE!r}
+
+def build(seed):
+    return TaskInstance(prompt="Say ok.", files={{}}, tools=("fs_list",), reference=[Final(HOSTILE)])
+
+@task("hostile_1", "hostile", build=build)
+def test_hostile(agent):
+    run = agent.run()
+    assert run.final_answer == "ok", f"the answer is not ok: {{run.final_answer}}"
+'''
+
+
+@pytest.mark.parametrize("args", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_a_hostile_final_answer_disturbs_neither_the_status_line_nor_the_blocks(pytester, args):
+    endpoint = FaultServer({"Say ok.": [Final(HOSTILE)]}, latency_s=0.1)
+    with endpoint:
+        say_ok_project(pytester, endpoint)
+        pytester.makepyfile(test_say_ok=HOSTILE_TASK)
+        raw = run_in_pty(["-p", "no:cacheprovider", "--runs", "3", "--agentic-out", "out", "-rf", *args],
+                         pytester.path)
+    for sequence in ("\x1b[2J", "\x1b]0;pwned", "\x08", "\x1b[5A", "\u202e", "x" * 300):
+        assert sequence not in raw, repr(sequence)
+    drawn = statuses(raw)
+    assert [d for d in drawn if d[0] == 99] == [] and drawn[-1][:2] == (3, 3)
+    screen = render(raw)
+    assert not any("judged," in line and "99/99" not in line for line in screen)  # the real status line is gone
+    # The fake status text stays inside the lines that quote the answer; each quote is one cut line.
+    quoting = [line for line in screen if "99/99 judged" in line]
+    assert quoting and all(line.startswith(("reason: ", "final answer: ", "FAILED ")) for line in quoting), quoting
+    answers = [line for line in screen if line.startswith("final answer: ")]
+    assert len(answers) == 3 and all(len(line) <= len("final answer: ") + EXCERPT_CHARS for line in answers)
+    assert sum(line.startswith("wrong_answer: model local, task hostile_1 (hostile), run ") for line in screen) == 3
