@@ -302,14 +302,16 @@ class TerminalView:
                 self.sink.show(self.progress.line(now))
             return
         last_s, last_done = self._last_plain
-        if self.progress.done - last_done >= PLAIN_EVERY_RUNS or now - last_s >= PLAIN_EVERY_S:
+        waiting = self.sink is not None and self.sink.pending is not None
+        if waiting and self._pending_since is not None and now - self._pending_since >= PLAIN_EVERY_S:
+            self.plain(force=True)  # pytest's line has not ended for long: write it now
+        elif self.progress.done - last_done >= PLAIN_EVERY_RUNS or now - last_s >= PLAIN_EVERY_S:
             self._last_plain = (now, self.progress.done)
-            waited = now - (self._pending_since if self._pending_since is not None else now)
-            self.plain(force=waited >= PLAIN_EVERY_S)
-            if self.sink is not None and self.sink.pending is not None:
-                self._pending_since = self._pending_since if self._pending_since is not None else now
-            else:
-                self._pending_since = None
+            self.plain(force=False)
+        if self.sink is not None and self.sink.pending is not None:
+            self._pending_since = self._pending_since if self._pending_since is not None else now
+        else:
+            self._pending_since = None
 
     def plain(self, force: bool) -> None:
         """A plain line: after pytest's current line ends, or now if ``force`` (one has waited long)."""
