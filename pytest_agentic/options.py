@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pytest
 
@@ -25,6 +25,10 @@ PREDICTIONS = "agentic_predictions"
 CONCURRENCY = "agentic_concurrency"
 SHARD = "agentic_shard"
 TB = "agentic_tb"
+
+#: --agentic-tb: how a failed agent run is reported (a few lines, or pytest's traceback of the checker).
+TracebackChoice = Literal["concise", "full"]
+FULL_TRACEBACK: TracebackChoice = "full"
 
 DEFAULT_RUNS = 3
 
@@ -122,7 +126,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--agentic-shard", dest=SHARD, type=_shard, default=None, metavar="K/N",
                     help="run the K-th of N balanced shards of the campaign's runs (merge the shard "
                          "campaigns with agentic-merge)")
-    group.addoption("--agentic-tb", dest=TB, choices=("concise", "full"), default=None,
+    group.addoption("--agentic-tb", dest=TB, choices=get_args(TracebackChoice), default=None,
                     help="how a failed agent run is reported: 'concise' (a few lines: model, task, run, failure "
                          "mode, reason, answer excerpt, transcript) or 'full' (pytest's traceback of the checker); "
                          "default: concise unless --tb=long|short|native or -vv")

@@ -32,7 +32,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -47,6 +47,9 @@ PLAIN_EVERY_S = 30.0
 #: The status line is redrawn at most this often on events (the ticker adds two a second).
 MIN_REDRAW_S = 0.1
 TICK_S = 0.5
+
+#: How progress is shown: one status line rewritten in place, or plain lines.
+DisplayMode = Literal["live", "plain"]
 
 _ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
@@ -145,7 +148,7 @@ class TerminalView:
         self.agentic = agentic
         self.config = session.config
         self.progress = Progress()
-        self.mode: str | None = None  # "live", "plain" or None
+        self.mode: DisplayMode | None = None  # None: no progress shown
         self.sink: _Sink | None = None
         self.reporter: Any = None
         self._tw: Any = None
@@ -166,7 +169,7 @@ class TerminalView:
         """Whether the user asked for pytest's own report of a failed run (the checker's traceback)."""
         choice = options.option(self.config, options.TB)
         if choice is not None:
-            return choice == "full"
+            return choice == options.FULL_TRACEBACK
         return self.config.getoption("tbstyle", "auto") in ("long", "short", "native") or self.verbosity() >= 2
 
     def verbosity(self) -> int:
@@ -258,7 +261,7 @@ class TerminalView:
         self.stop()
 
     # -- drawing ----------------------------------------------------------------------
-    def choose_mode(self, reporter: Any) -> str | None:
+    def choose_mode(self, reporter: Any) -> DisplayMode | None:
         verbosity = self.verbosity()
         if reporter is None or verbosity <= -2 or self.config.option.collectonly:
             return None
@@ -275,7 +278,7 @@ class TerminalView:
             return
         self.reporter = reporter
         self.progress.started_at = time.monotonic()
-        self._tw = reporter._tw
+        self._tw = self.config.get_terminal_writer()
         fd = _terminal_fd(getattr(self._tw, "_file", None))
         if fd is not None:
             self.sink = _Sink(self._tw._file, fd, self._tw.fullwidth)
