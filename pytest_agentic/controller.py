@@ -13,8 +13,9 @@ from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
 from .campaign.notes import campaign_notes
 from .campaign.writer import Campaign
+from .run.sandbox import UNCONFINED_NOTE
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
-from .session import AgenticSession
+from .session import SANDBOX_ERROR, AgenticSession
 from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
 from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
@@ -39,6 +40,8 @@ class Controller:
         #: Local model servers started for this session, and their logs.
         self.servers: list = []
         self.server_logs: list[Path] = []
+        #: Why the session ran nothing (an xdist worker found no sandbox), or None.
+        self.stopped_for: str | None = None
         #: Why report.html could not be written (said in the terminal), or None.
         self.report_error: str | None = None
         session.config.pluginmanager.register(
@@ -71,6 +74,11 @@ class Controller:
         node.workerinput["agentic_paths"] = {"models": str(self.session.models_path),
                                              "out": str(self.session.out_dir)}
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:  # type: ignore[no-untyped-def]
+        """xdist: a worker that found no sandbox ran nothing; the controller says why, once."""
+        self.stopped_for = self.stopped_for or getattr(node, "workeroutput", {}).get(SANDBOX_ERROR)
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.stop_servers()
         if self.session.ledger is not None:
@@ -85,7 +93,8 @@ class Controller:
             return []
         names = ", ".join(e.name for e in self.session.selected_models())
         return [f"agentic: models {names}; {self.session.runs} runs per task; seed {self.session.seed}; "
-                f"models file {self.session.models_path}"]
+                f"models file {self.session.models_path}",
+                *([f"agentic: {UNCONFINED_NOTE}"] if self.session.sandbox_choice == "none" else [])]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -163,6 +172,8 @@ class Controller:
             self.other_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.stopped_for:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
         # -x stops the session through shouldfail (a cut only if an item was left), Ctrl-C and the like
         # through shouldstop.
         cut = session.shouldstop or (session.shouldfail and len(self.finished_items) < session.testscollected)
@@ -196,11 +207,14 @@ class Controller:
         caveats = {}
         if self.session.models_path.is_file():
             caveats = {name: e.caveat for name, e in self.session.registry.entries.items()}
-        return campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget)
+        return campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget,
+                              unconfined=self.session.sandbox_choice == "none")
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The campaign, top down: the verdict (score, interval, gates), the tables, then where everything is."""
         campaign = self.campaign
+        if self.stopped_for:
+            terminalreporter.write_line(f"ERROR: {self.stopped_for}", red=True)
         if campaign.path is None:
             return
         records = sorted(campaign.records, key=lambda r: (r["model"], r["task"], r["run"]))

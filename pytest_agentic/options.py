@@ -25,10 +25,14 @@ PREDICTIONS = "agentic_predictions"
 CONCURRENCY = "agentic_concurrency"
 SHARD = "agentic_shard"
 TB = "agentic_tb"
+SANDBOX = "agentic_sandbox"
 
 #: --agentic-tb: how a failed agent run is reported (a few lines, or pytest's traceback of the checker).
 TracebackChoice = Literal["concise", "full"]
 FULL_TRACEBACK: TracebackChoice = "full"
+
+#: What --agentic-sandbox accepts (the names of run.sandbox.CHOICES, kept here so --help imports nothing).
+SANDBOX_CHOICES = ("auto", "bubblewrap", "none")
 
 DEFAULT_RUNS = 3
 
@@ -130,6 +134,10 @@ def add_options(parser: pytest.Parser) -> None:
                     help="how a failed agent run is reported: 'concise' (a few lines: model, task, run, failure "
                          "mode, reason, answer excerpt, transcript) or 'full' (pytest's traceback of the checker); "
                          "default: concise unless --tb=long|short|native or -vv")
+    group.addoption("--agentic-sandbox", dest=SANDBOX, choices=SANDBOX_CHOICES, default=None,
+                    help="how model-written code (run_tests, the checkers' probes) is contained: bubblewrap, "
+                         "auto (bubblewrap; the session stops at start when it cannot be made) or none (runs "
+                         "UNCONFINED, and every artefact says so); default auto, ini agentic_sandbox")
     gates = parser.getgroup("agentic gates", "CI gates on the campaign (pytest-agentic); a failed gate exits 6")
     gates.addoption("--agentic-min-pass-rate", dest=MIN_PASS_RATE, type=_fraction, default=None, metavar="X",
                     help="fail when a model's overall pass rate is under X (0.6 or 60%%)")
@@ -145,6 +153,7 @@ def add_options(parser: pytest.Parser) -> None:
                          "--agentic-max-infra-errors bounds them")
     parser.addini("agentic_runs", "default runs per task and model", default=str(DEFAULT_RUNS))
     parser.addini("agentic_concurrency", "default agent runs in flight per pytest process", default="1")
+    parser.addini("agentic_sandbox", "how model-written code is contained: auto, bubblewrap or none", default="auto")
 
 
 def whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int:
@@ -155,6 +164,15 @@ def whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int:
         return _whole_number(minimum)(config.getini(name))
     except argparse.ArgumentTypeError as exc:
         raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+
+def sandbox_choice(config: pytest.Config) -> str:
+    """--agentic-sandbox, else the ini value, which must be one of SANDBOX_CHOICES."""
+    value = config.getoption(SANDBOX) or str(config.getini("agentic_sandbox")).strip()
+    if value not in SANDBOX_CHOICES:
+        raise pytest.UsageError(f"ini option agentic_sandbox: expected one of {', '.join(SANDBOX_CHOICES)}, "
+                                f"got {value!r}")
+    return value
 
 
 def option(config: pytest.Config, name: str) -> Any:

@@ -9,6 +9,7 @@ import pytest
 
 from .campaign.failureblock import block_lines, headline
 from .campaign.untrusted import printable
+from .run import sandbox
 from .run.failures import classify, tags
 from .fixture import CONTEXT_KEY, RESULT_KEY
 from .run.records import FailureMode, RunRecord, RunResult
@@ -54,6 +55,7 @@ def started(item: pytest.Item) -> dict[str, Any] | None:
             "run": agent.case.run, "seed": agent.session.seed, "nodeid": item.nodeid,
             "task_hash": agent.instance.content_hash(),
             "transcript": transcript_path(agent.case.model, agent.spec.id, agent.case.run),
+            "sandbox": sandbox.current().info() if agent.spec.runs_model_code else None,
         }
     return item.stash[_IDENTITY_KEY]
 
@@ -67,6 +69,7 @@ def lost(started_run: dict[str, Any], cause: str) -> tuple[RunRecord, dict[str, 
         infra_cause=cause, reason=cause,
     )
     record["task_hash"] = started_run.get("task_hash")  # type: ignore[typeddict-unknown-key]
+    record["sandbox"] = started_run.get("sandbox")
     transcript = {**started_run, "messages": [], "tool_calls": [], "final_answer": None,
                   "stop_reason": "infra_error", "passed": False, "failure_mode": record["failure_mode"],
                   "reason": cause}
@@ -111,6 +114,7 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
         reason=reason,
     )
     record["task_hash"] = identity["task_hash"]  # type: ignore[typeddict-unknown-key]
+    record["sandbox"] = identity["sandbox"]
     transcript = {
         "task": agent.spec.id,
         "model": agent.case.model,
@@ -122,6 +126,7 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
         "tool_calls": [dict(c) for c in result.tool_calls],
         "final_answer": result.final_answer,
         "stop_reason": result.stop_reason,
+        "server_refusal": result.server_refusal,
         "passed": passed,
         "failure_mode": record["failure_mode"],
         "reason": reason,

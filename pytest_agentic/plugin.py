@@ -70,6 +70,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         selection.deselect_unrecorded(config, items)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # After every deselection (only the tasks that will run decide whether a sandbox is needed), and
+    # before xdist's worker reports what it collected.
+    if not session.config.option.collectonly:
+        session.config.stash[SESSION_KEY].check_sandbox(session)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session):  # type: ignore[no-untyped-def]
     llm.wait_for_preload()

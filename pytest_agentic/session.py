@@ -11,11 +11,14 @@ import pytest
 
 from . import options
 from .campaign.budget import Ledger
+from .run import sandbox
 from .run.models import ModelEntry, ModelsFileError, Registry, load_registry
 from .verdicts.rescore import Replay, RescoreError
 from .run.task import CANONICAL_SEED, Solution, TaskInstance, TaskSpec
 
 SESSION_KEY = pytest.StashKey["AgenticSession"]()
+#: The key of an xdist worker's output that carries why the session cannot run (no sandbox).
+SANDBOX_ERROR = "agentic_sandbox_error"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,9 @@ class AgenticSession:
         #: Agent runs in flight at once in this process (``--agentic-concurrency``); 1 runs each in its test.
         self.concurrency: int = (concurrency if concurrency is not None
                                  else options.whole_number_ini(config, "agentic_concurrency", 1))
+        #: How model-written code is contained (``--agentic-sandbox``); set for this process's tools and checkers.
+        self.sandbox_choice: str = options.sandbox_choice(config)
+        sandbox.configure(self.sandbox_choice)  # type: ignore[arg-type]
         #: (K, N) under ``--agentic-shard K/N``.
         self.shard: tuple[int, int] | None = options.option(config, options.SHARD)
         #: The runs started ahead of their tests (``scheduler.Prefetcher``), set in the process running items.
@@ -138,6 +144,30 @@ class AgenticSession:
         if problems:
             raise pytest.UsageError("\n".join(problems))
 
+    def check_sandbox(self, session: pytest.Session) -> None:
+        """Stop before the first run, with one line, when a selected task runs model code and no sandbox
+        can be made. An xdist worker runs nothing and hands the line to the controller, which says it."""
+        from .run.task import task_spec_of
+
+        needing = sorted({s.id for item in session.items if (s := task_spec_of(item)) and s.runs_model_code})
+        if not needing:
+            return
+        try:
+            sandbox.current()
+        except sandbox.SandboxUnavailable as exc:
+            message = f"{', '.join(needing)}: {exc}"
+            if not self.is_worker:
+                raise pytest.UsageError(message) from None
+            self.config.workeroutput[SANDBOX_ERROR] = message  # type: ignore[attr-defined]
+            session.items.clear()
+
+    def sandbox_info(self) -> dict[str, Any]:
+        """campaign.json's ``sandbox``: the choice, and the box model code ran in (kind None: none was needed)."""
+        found = sandbox.select("none") if self.sandbox_choice == "none" else sandbox.available()
+        if isinstance(found, str):
+            return {"choice": self.sandbox_choice, "kind": None, "version": None, "unavailable": found}
+        return {"choice": self.sandbox_choice, **found.info()}
+
     def resume_done(self) -> set[tuple[str, str, int]]:
         """(model, task, run) already finished in the campaign being resumed."""
         if self._resume_done is None:
@@ -189,6 +219,7 @@ class AgenticSession:
             "runs": self.runs,
             "seed": self.seed,
             "concurrency": self.concurrency,
+            "sandbox": self.sandbox_info(),
         }
         if self.shard is not None:
             described["shard"] = {"index": self.shard[0], "count": self.shard[1]}

@@ -30,6 +30,9 @@ def validate_instance(spec: TaskSpec | None, session: AgenticSession) -> TaskIns
     unknown = [t for t in instance.tools if t not in TOOLS]
     if unknown:
         raise TaskDefinitionError(f"{where}: unknown tool(s) {unknown}; known: {', '.join(TOOLS)}")
+    if "run_tests" in instance.tools and not spec.runs_model_code:
+        raise TaskDefinitionError(f"{where}: offers run_tests, which runs the model's code; declare it with "
+                                  "@task(..., runs_model_code=True) so that the session makes sure of the sandbox")
     faults = [t for t in instance.tool_faults if t not in instance.tools]
     if faults:
         raise TaskDefinitionError(f"{where}: tool_faults name tools that are not offered: {faults}")

@@ -6,10 +6,12 @@ tests; one helper has a one-line defect (float truncation, an off-by-one
 range, a one-digit regex). In half of the instances the failing test calls
 the faulty helper directly; in the other half it calls a function of another
 module that relies on it, so the defect is one call away from the symptom.
-The checker runs the workspace's own tests plus held-out cases of the faulty
-helper (so special-casing the tested input, or working around the defect in
-the caller, does not pass), and requires every test file and the pytest
-configuration to be byte-identical to what the model was given.
+The checker calls the workspace's own test functions plus held-out cases of the
+faulty helper in the sandbox (so special-casing the tested input, or working
+around the defect in the caller, does not pass), compares what came back in
+its own process (no exit status or printed verdict is trusted), and requires
+every test file and the pytest configuration to be byte-identical to what the
+model was given.
 
 Answer contract (all of it in the prompt): the suite and held-out cases of the
 faulty function pass; every test file and pytest.ini unchanged; no file added
@@ -19,13 +21,13 @@ passes (another expression, a rewrite of the function, a helper, docstrings).
 
 from __future__ import annotations
 
+import ast
 import random
-import sys
-import tempfile
 from pathlib import Path
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.tools import Workspace, run_bounded
+from pytest_agentic.run import probe
+from pytest_agentic.run.tools import Workspace
 
 _PACKAGES = ["ledger", "tally", "billing", "depot", "catalog", "bookkeep", "stockroom", "payroll"]
 
@@ -94,9 +96,6 @@ def _money(rng: random.Random) -> dict:
     cents_of = [round(float(x) * 100) for x in exact]
     fmt = lambda c: f"{c // 100}.{c % 100:02d}"  # noqa: E731
     hidden_cases = [(h, round(float(h) * 100)) for h in hidden] + [("15", 1500), ("0.5", 50)]
-    hidden_test = "from {PKG}.money import to_cents\n\n\ndef test_held_out_amounts():\n" + "".join(
-        f'    assert to_cents("{h}") == {c}\n' for h, c in hidden_cases
-    )
     return {
         "module": "money",
         "function": "to_cents",
@@ -108,7 +107,7 @@ def _money(rng: random.Random) -> dict:
         "failing_test": "\n\n\ndef test_to_cents():\n",
         "failing_assert": f'    assert to_cents("{visible}") == {cents}\n',
         "edited_assert": f'    assert to_cents("{visible}") == {int(float(visible) * 100)}\n',
-        "hidden_test": hidden_test,
+        "held_out": [[[h], c] for h, c in hidden_cases],
         "consumer": "invoices",
         "consumer_code": (
             '"""Invoices: totals of line amounts."""\n'
@@ -176,11 +175,6 @@ def _batching(rng: random.Random) -> dict:
         f"{[list(range(0, size)), list(range(size, size * 2))]}\n"
     )
     hidden_cases = [(m, k) for m, k in ((7, 3), (1, 4), (10, 4), (5, 5), (0, 3), (11, 2))]
-    hidden_test = "from {PKG}.batching import chunk\n\n\ndef test_held_out_sizes():\n" + "".join(
-        f"    assert chunk(list(range({m})), {k}) == "
-        f"{[list(range(i, min(i + k, m))) for i in range(0, m, k)]}\n"
-        for m, k in hidden_cases
-    )
     return {
         "module": "batching",
         "function": "chunk",
@@ -192,7 +186,8 @@ def _batching(rng: random.Random) -> dict:
         "failing_test": "\n\n\ndef test_chunk():\n",
         "failing_assert": f"    assert chunk(list(range({n})), {size}) == {expected}\n",
         "edited_assert": f"    assert chunk(list(range({n})), {size}) == {truncated}\n",
-        "hidden_test": hidden_test,
+        "held_out": [[[list(range(m)), k], [list(range(i, min(i + k, m))) for i in range(0, m, k)]]
+                     for m, k in hidden_cases],
         "consumer": "export",
         "consumer_code": (
             '"""The CSV export: rows split into numbered pages."""\n'
@@ -265,9 +260,6 @@ def _durations(rng: random.Random) -> dict:
     )
     start = rng.randint(1_700_000_000, 1_800_000_000)
     hidden_cases = [("45s", 45), ("12h", 43200), ("1h30m15s", 5415), ("90m", 5400), ("2h5m10s", 7510)]
-    hidden_test = "from {PKG}.durations import parse_duration\n\n\ndef test_held_out_durations():\n" + "".join(
-        f'    assert parse_duration("{t}") == {v}\n' for t, v in hidden_cases
-    )
     return {
         "module": "durations",
         "function": "parse_duration",
@@ -279,7 +271,7 @@ def _durations(rng: random.Random) -> dict:
         "failing_test": "\n\n\ndef test_parse_duration():\n",
         "failing_assert": f'    assert parse_duration("{hours}h{minutes}m") == {seconds}\n',
         "edited_assert": f'    assert parse_duration("{hours}h{minutes}m") == {wrong}\n',
-        "hidden_test": hidden_test,
+        "held_out": [[[t], v] for t, v in hidden_cases],
         "consumer": "schedule",
         "consumer_code": (
             '"""Job scheduling."""\n'
@@ -416,7 +408,7 @@ def build(seed: int) -> TaskInstance:
             "module": mod_path,
             "function": fam["function"],
             "protected": {p: c for p, c in files.items() if not p.startswith(f"{pkg}/")},
-            "hidden_test": fam["hidden_test"].replace("{PKG}", pkg),
+            "held_out": fam["held_out"],
             "indirect": indirect,
         },
         reference=reference,
@@ -426,6 +418,16 @@ def build(seed: int) -> TaskInstance:
 
 def _read_tree(root: Path) -> dict[str, bytes]:
     return Workspace(root).snapshot()
+
+
+def _test_functions(files: dict[str, str]) -> list[tuple[str, str]]:
+    """(module, function) of every test function of the given test files (tests/test_*.py)."""
+    found = []
+    for path, code in sorted(files.items()):
+        if path.startswith("tests/test_") and path.endswith(".py"):
+            found += [(path[len("tests/"):-3], node.name) for node in ast.parse(code).body
+                      if isinstance(node, ast.FunctionDef) and node.name.startswith("test")]
+    return found
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
@@ -440,25 +442,22 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     extra = sorted(p for p in now if p not in exp["protected"] and not p.startswith(f"{pkg}/"))
     assert not extra, f"files were added outside {pkg}/: {extra}"
 
-    with tempfile.TemporaryDirectory(prefix="task01-check-") as tmp:
-        scratch = Workspace(Path(tmp))
-        scratch.populate(now)
-        scratch.populate({"tests/test_zz_held_out.py": exp["hidden_test"]})
-        out = run_bounded(
-            scratch,
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(scratch.root),
-             "-c", str(scratch.root / "pytest.ini"), "tests"],
-            60.0,
-        )
-    tail = out.strip().splitlines()[-1] if out.strip() else ""
-    assert tail == "[exit code 0]", (
-        f"the tests (the suite plus held-out cases of {exp['function']}) do not all pass: "
-        + " | ".join(ln for ln in out.splitlines() if "passed" in ln or "failed" in ln or "error" in ln.lower())[:500]
-    )
+    # The suite's test functions and held-out cases of the faulty function, called in the sandbox: what
+    # comes back are raw values (a test returned None or raised; what the function returned), judged here.
+    module = exp["module"][:-3].replace("/", ".")
+    tests = _test_functions(exp["protected"])
+    calls = [(m, name, []) for m, name in tests] + [(module, exp["function"], args) for args, _ in exp["held_out"]]
+    outcomes = probe.call_all(run.workspace, calls, paths=(".", "tests"))
+    failed = [f"{m}.{name} {o.shown()}" for (m, name), o in zip(tests, outcomes) if o.kind != "ok" or o.value is not None]
+    assert not failed, f"the suite does not pass: {'; '.join(failed[:3])}"[:500]
+    wrong = [f"{exp['function']}{tuple(args)} {o.shown()}, expected {want!r}"
+             for (args, want), o in zip(exp["held_out"], outcomes[len(tests):])
+             if o.kind != "ok" or type(o.value) is not type(want) or o.value != want]
+    assert not wrong, f"held-out cases of {exp['function']} fail: {'; '.join(wrong[:3])}"[:500]
     assert run.final_answer and run.final_answer.strip(), "no summary was given"
 
 
-@task("task_01", "fix_failing_test", build=build, limits={"max_turns": 16})
+@task("task_01", "fix_failing_test", build=build, limits={"max_turns": 16}, runs_model_code=True)
 def test_fix_failing_test(agent):
     """A package's test fails; fix the code (not the test)."""
     run = agent.run()

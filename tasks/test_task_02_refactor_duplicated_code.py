@@ -5,8 +5,8 @@ share their whole body, but one of them differs from the other two in one
 small way (it rounds to whole units, negates amounts, sorts by id, or also
 skips zero amounts), so a helper that only covers the obvious differences
 changes behaviour. The checker judges the outcome on the code: the three
-functions keep their names and their outputs on held-out inputs (run in a
-subprocess), all three delegate to one shared helper defined in the
+functions keep their names and their outputs on held-out inputs (called in the
+sandbox, the outputs compared here), all three delegate to one shared helper defined in the
 workspace, each is now a fraction of its former size, and no two function
 bodies left in the workspace are structurally identical. The tests must be
 left unchanged.
@@ -20,12 +20,11 @@ copy of the duplicated body left; the tests unchanged; a non-empty summary.
 from __future__ import annotations
 
 import ast
-import json
 import random
-import sys
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.tools import Workspace, run_bounded
+from pytest_agentic.run import probe
+from pytest_agentic.run.tools import Workspace
 
 _ENTITIES = ["orders", "refunds", "invoices", "payouts", "shipments", "transfers", "credits", "rentals"]
 _SKIPS = ["cancelled", "void", "failed", "rejected", "draft", "expired"]
@@ -233,27 +232,20 @@ def build(seed: int) -> TaskInstance:
 
 # --------------------------------------------------------------------------- the checker
 
-_BEHAVIOUR_SCRIPT = r"""
-import importlib, json, sys
-sys.path.insert(0, ".")
-spec = json.loads(sys.stdin.read())
-mod = importlib.import_module(spec["module"])
-bad = []
-for name, wants in spec["outputs"].items():
-    fn = getattr(mod, name, None)
-    if not callable(fn):
-        bad.append(f"{name} is gone from {spec['module']}.py")
-        continue
-    for rows, want in zip(spec["inputs"], wants):
-        try:
-            got = fn([dict(r) for r in rows])
-        except Exception as exc:
-            bad.append(f"{name}({rows!r}) raised {type(exc).__name__}: {exc}")
-            continue
-        if got != want:
-            bad.append(f"{name}({rows!r}) returned {got!r}, it used to return {want!r}")
-print(json.dumps(bad))
-"""
+def _behaviour_changes(root, exp: dict) -> list[str]:
+    """Held-out cases where a function's output differs from what it returned before (run in the sandbox)."""
+    module = exp["module"][:-3]
+    cases = [(name, rows, want) for name, wants in exp["outputs"].items()
+             for rows, want in zip(exp["inputs"], wants)]
+    bad = []
+    for (name, rows, want), got in zip(cases, probe.call_all(root, [(module, name, [rows]) for name, rows, _ in cases])):
+        if got.kind == "missing":
+            bad.append(f"{name} is gone from {exp['module']}")
+        elif got.kind == "raised":
+            bad.append(f"{name}({rows!r}) raised {got.error}")
+        elif type(got.value) is not str or got.value != want:
+            bad.append(f"{name}({rows!r}) returned {got.value!r}, it used to return {want!r}")
+    return bad
 
 
 def _size(node: ast.AST) -> int:
@@ -312,12 +304,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     main = trees[exp["module"]]
 
     # behaviour: the three functions give the outputs they gave before, on held-out inputs
-    out = run_bounded(ws, [sys.executable, "-c", _BEHAVIOUR_SCRIPT.replace(
-        "sys.stdin.read()", repr(json.dumps({"module": exp["module"][:-3], "inputs": exp["inputs"],
-                                              "outputs": exp["outputs"]})))], 30.0)
-    body, _, status = out.rstrip().rpartition("\n")
-    assert status == "[exit code 0]", f"importing {exp['module']} failed: {out[-400:]}"
-    problems = json.loads(body.strip().splitlines()[-1])
+    problems = _behaviour_changes(run.workspace, exp)
     assert not problems, f"behaviour changed in {len(problems)} held-out case(s), e.g. {problems[0][:300]}"
 
     # what is defined where
@@ -375,7 +362,8 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert run.final_answer and run.final_answer.strip(), "no summary was given"
 
 
-@task("task_02", "refactor_duplicated_code", build=build, limits={"max_turns": 14})
+@task("task_02", "refactor_duplicated_code", build=build, limits={"max_turns": 14},
+      runs_model_code=True)
 def test_refactor_duplicated_code(agent):
     """Three near-identical functions; consolidate into one shared abstraction, behaviour unchanged."""
     run = agent.run()

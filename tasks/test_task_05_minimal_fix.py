@@ -5,8 +5,8 @@ module of small numeric helpers that also holds tempting clean-ups (an unused
 import, a stale comment). The checker compares the whole workspace with what
 the model was given: only the faulty line may differ (a replacement of at most
 three lines in its place), every other byte of every file must be identical,
-no file added or removed; then it runs held-out cases of every function in a
-subprocess so a change on the right line that is still wrong does not pass.
+no file added or removed; then it calls held-out cases of every function in the
+sandbox and compares the values here, so a change on the right line that is still wrong does not pass.
 
 Answer contract (in the prompt): the faulty line replaced (by up to three
 lines, any correct expression; a lost final newline is tolerated), every other
@@ -17,13 +17,13 @@ on held-out cases, and a non-empty summary in any form.
 from __future__ import annotations
 
 import difflib
-import json
+import math
 import random
-import sys
 from pathlib import Path
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.tools import Workspace, run_bounded
+from pytest_agentic.run import probe
+from pytest_agentic.run.tools import Workspace
 
 _MODULES = ["stats", "metrics", "figures", "numerics", "calc", "measures"]
 
@@ -261,29 +261,21 @@ def build(seed: int) -> TaskInstance:
     )
 
 
-_CHECK_SCRIPT = r"""
-import importlib, json, math, sys
-sys.path.insert(0, ".")
-mod = importlib.import_module(sys.argv[1])
-cases = json.loads(sys.argv[2])
-bad = []
-for name, items in cases.items():
-    fn = getattr(mod, name, None)
-    if fn is None:
-        bad.append(f"{name} is missing")
-        continue
-    for args, want in items:
-        try:
-            got = fn(*args)
-        except Exception as exc:
-            bad.append(f"{name}{tuple(args)} raised {type(exc).__name__}: {exc}")
+def _wrong_results(root, module: str, cases: dict) -> list[str]:
+    """The held-out cases whose result differs from the expected one; the calls run in the sandbox."""
+    calls = [(module, name, args) for name, items in cases.items() for args, _ in items]
+    wants = [(name, args, want) for name, items in cases.items() for args, want in items]
+    bad = []
+    for (name, args, want), got in zip(wants, probe.call_all(root, calls)):
+        if got.kind != "ok":
+            bad.append(f"{name}{tuple(args)} {got.shown()}, expected {want!r}")
             continue
-        same = (math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9)
-                if isinstance(want, float) and isinstance(got, (int, float)) else got == want)
-        if not same or type(got) is bool and type(want) is not bool:
-            bad.append(f"{name}{tuple(args)} returned {got!r}, expected {want!r}")
-print(json.dumps(bad))
-"""
+        value = got.value
+        same = (math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-9)
+                if isinstance(want, float) and isinstance(value, (int, float)) else value == want)
+        if not same or type(value) is bool and type(want) is not bool:
+            bad.append(f"{name}{tuple(args)} returned {value!r}, expected {want!r}")
+    return bad
 
 
 def _changed_lines_ok(before: str, after: str, faulty: int) -> str | None:
@@ -326,19 +318,12 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert after != before, f"{exp['module']} was not changed: the bug is still there"
     problem = _changed_lines_ok(before, after, exp["faulty_line"] - 1)
     assert problem is None, f"the diff is not minimal: {problem}"
-    out = run_bounded(
-        Workspace(run.workspace),
-        [sys.executable, "-c", _CHECK_SCRIPT, Path(exp["module"]).stem, json.dumps(exp["cases"])],
-        30.0,
-    )
-    body, _, status = out.rstrip().rpartition("\n")
-    assert status == "[exit code 0]", f"importing {exp['module']} failed: {out[-400:]}"
-    problems = json.loads(body.strip().splitlines()[-1])
+    problems = _wrong_results(run.workspace, Path(exp["module"]).stem, exp["cases"])
     assert not problems, "the fix is wrong: " + "; ".join(problems[:4])
     assert run.final_answer and run.final_answer.strip(), "no summary was given"
 
 
-@task("task_05", "minimal_fix", build=build, limits={"max_turns": 12})
+@task("task_05", "minimal_fix", build=build, limits={"max_turns": 12}, runs_model_code=True)
 def test_minimal_fix(agent):
     """Fix one reported bug with a minimal diff, nothing else touched."""
     run = agent.run()

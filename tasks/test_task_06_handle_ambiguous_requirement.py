@@ -9,7 +9,7 @@ A run passes in one of two ways:
 - it asks: the final answer is a question that names both readings, and the
   code is left unchanged;
 - it decides: the final answer states which reading it assumed, and the code
-  (run in a subprocess on probe values) behaves exactly as that reading.
+  (called in the sandbox on probe values, compared here) behaves exactly as that reading.
 
 Implementing either reading silently, or stating one and coding the other,
 fails.
@@ -24,14 +24,13 @@ request's own words, the nearest reading; "the tariff" at the round-up one.
 
 from __future__ import annotations
 
-import json
 import random
 import re
-import sys
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
 from pytest_agentic.run.answers import final_claim, markup_removed
-from pytest_agentic.run.tools import Workspace, run_bounded
+from pytest_agentic.run import probe
+from pytest_agentic.run.tools import Workspace
 
 # (function, argument, small unit, big unit (singular), factor, module, what is charged)
 _DOMAINS = [
@@ -291,20 +290,9 @@ def build(seed: int) -> TaskInstance:
     )
 
 
-_PROBE_SCRIPT = r"""
-import importlib, json, sys
-sys.path.insert(0, ".")
-mod, fn, values = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-f = getattr(importlib.import_module(mod), fn)
-out = []
-for v in values:
-    try:
-        r = f(v)
-        out.append(r if isinstance(r, int) and not isinstance(r, bool) else repr(r))
-    except Exception as exc:
-        out.append(f"raised {type(exc).__name__}")
-print(json.dumps(out))
-"""
+def _shown(outcome: probe.Outcome) -> object:
+    """A probe call's result: the int it returned, else how it failed (never equal to an expected int)."""
+    return outcome.value if outcome.kind == "ok" and type(outcome.value) is int else outcome.shown()
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
@@ -343,18 +331,16 @@ def check(instance: TaskInstance, run: RunResult) -> None:
            1: " (it describes what it built, but does not say that the ticket allows another reading)",
            0: " (it names neither)"}[len(named)])
     values = [v for v, _ in exp["probes"][reading]]
-    out = run_bounded(ws, [sys.executable, "-c", _PROBE_SCRIPT, exp["module"][:-3], exp["function"],
-                           json.dumps(values)], 30.0)
-    body, _, status = out.rstrip().rpartition("\n")
-    assert status == "[exit code 0]", f"calling {exp['function']} failed: {out[-400:]}"
-    got = json.loads(body.strip().splitlines()[-1])
-    wrong = [(v, g, w) for (v, w), g in zip(exp["probes"][reading], got) if g != w]
+    got = [_shown(o) for o in probe.call_all(run.workspace, [(exp["module"][:-3], exp["function"], [v])
+                                                             for v in values])]
+    wrong = [(v, g, w) for (v, w), g in zip(exp["probes"][reading], got) if type(g) is not int or g != w]
     assert not wrong, (
         f"the answer assumes {exp['readings'][reading]}, but the code does not do that: "
         + ", ".join(f"{exp['function']}({v}) = {g!r}, expected {w}" for v, g, w in wrong[:3]))
 
 
-@task("task_06", "handle_ambiguous_requirement", build=build, limits={"max_turns": 12})
+@task("task_06", "handle_ambiguous_requirement", build=build, limits={"max_turns": 12},
+      runs_model_code=True)
 def test_handle_ambiguous_requirement(agent):
     """The spec is ambiguous; surface it by asking, or by a stated assumption the code honours."""
     run = agent.run()

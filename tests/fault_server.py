@@ -13,6 +13,46 @@ from pytest_agentic.run.scripted import _step_message
 from pytest_agentic.run.task import Solution
 
 FAULTS = ("429", "500", "503", "timeout", "drop")
+#: Servers whose refusals a ``FaultServer(like=...)`` plays.
+SERVERS = ("llama.cpp", "vllm", "openai")
+
+
+def prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """The conversation's size in tokens, as the stand-in counts them (about four characters a token)."""
+    return len(json.dumps(messages)) // 4
+
+
+def unreadable_arguments(messages: list[dict[str, Any]]) -> str | None:
+    """Why a history's tool call arguments do not parse as JSON (what llama.cpp refuses), or None."""
+    for message in messages:
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        for call in calls or []:
+            try:
+                json.loads((call.get("function") or {}).get("arguments"))
+            except (TypeError, ValueError) as exc:
+                return str(exc)
+    return None
+
+
+def context_refusal(like: str, window: int, used: int) -> tuple[int, dict[str, Any]]:
+    """The status and body with which ``like`` refuses a request of ``used`` tokens over a ``window``."""
+    if like == "llama.cpp":
+        return 400, {"error": {"code": 400, "message": f"request ({used} tokens) exceeds the available context "
+                               f"size ({window} tokens), try increasing it", "type": "exceed_context_size_error",
+                               "n_prompt_tokens": used, "n_ctx": window}}
+    if like == "vllm":
+        return 400, {"object": "error", "message": f"This model's maximum context length is {window} tokens. However, "
+                     f"you requested {used + 16} tokens ({used} in the messages, 16 in the completion). Please reduce "
+                     "the length of the messages or completion.", "type": "BadRequestError", "param": None, "code": 400}
+    return 400, {"error": {"message": "Your input exceeds the context window of this model. Please adjust your input "
+                           "and try again.", "type": "invalid_request_error", "param": "input",
+                           "code": "context_length_exceeded"}}
+
+
+def arguments_refusal(reason: str) -> tuple[int, dict[str, Any]]:
+    """llama.cpp's answer to a history holding tool call arguments that are not JSON."""
+    return 500, {"error": {"code": 500, "message": f"Failed to parse tool call arguments as JSON: {reason}",
+                           "type": "server_error"}}
 
 
 class _Server(ThreadingHTTPServer):
@@ -56,11 +96,18 @@ class FaultServer(LocalEndpoint):
     is the share of calls answered with a fault (seeded, so a plain session sees
     the same sequence every time); ``stall_s`` is how long a 'timeout' fault waits;
     ``latency_s`` is how long every answer takes. ``peak`` counts the most calls in flight at once.
+
+    ``like`` (one of ``SERVERS``) makes it refuse requests as that server does: llama.cpp answers
+    500 to a history holding tool call arguments that are not JSON; with a ``context_window``
+    (tokens, counted by ``prompt_tokens``) each refuses a longer conversation in its own words.
+    A script step whose arguments do not parse ends with ``finish_reason: length``, as a call
+    cut by the token limit does. ``refused`` counts the refusals by kind.
     """
 
     def __init__(self, solutions: dict[str, Solution], fault_rate: float = 0.0, seed: int = 0,
                  stall_s: float = 2.0, echo_auth: bool = False, kinds: tuple[str, ...] = FAULTS,
-                 latency_s: float = 0.0) -> None:
+                 latency_s: float = 0.0, like: str | None = None, context_window: int | None = None) -> None:
+        assert like in (None, *SERVERS), like
         self.solutions = solutions
         self.fault_rate = fault_rate
         self.rng = random.Random(seed)
@@ -75,7 +122,26 @@ class FaultServer(LocalEndpoint):
         self.peak = 0
         #: Calls received, counted on arrival (``calls`` counts them once answered).
         self.arrived = 0
+        self.like = like
+        self.context_window = context_window
+        self.refused: dict[str, int] = {}
         self.serve(self._handler())
+
+    def refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """How the server played refuses this request, or None."""
+        if self.like is None:
+            return None
+        messages = body.get("messages") or []
+        reason = unreadable_arguments(messages)
+        kind, answer = None, None
+        if reason is not None and self.like == "llama.cpp":
+            kind, answer = "arguments", arguments_refusal(reason)
+        elif self.context_window is not None and prompt_tokens(messages) > self.context_window:
+            kind, answer = "context", context_refusal(self.like, self.context_window, prompt_tokens(messages))
+        if kind is not None:
+            with self.lock:
+                self.refused[kind] = self.refused.get(kind, 0) + 1
+        return answer
 
     def _pick_fault(self) -> str | None:
         with self.lock:
@@ -93,6 +159,8 @@ class FaultServer(LocalEndpoint):
         turn = sum(1 for m in messages if m["role"] == "assistant")
         if turn < len(script):
             message, finish = _step_message(script[turn], turn)
+            if unreadable_arguments([message]) is not None:
+                finish = "length"
         else:
             message, finish = {"role": "assistant", "content": ""}, "stop"
         if self.echo_auth and message.get("content") is not None:
@@ -129,6 +197,9 @@ class FaultServer(LocalEndpoint):
                         server.in_flight -= 1
 
             def _answer(self, body: dict[str, Any]) -> None:
+                refusal = server.refusal(body)
+                if refusal is not None:
+                    return self._send(*refusal)
                 fault = server._pick_fault()
                 if fault == "timeout":
                     time.sleep(server.stall_s)

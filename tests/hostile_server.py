@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .fault_server import LocalEndpoint, QuietHandler
+from .fault_server import LocalEndpoint, QuietHandler, arguments_refusal, context_refusal, unreadable_arguments
 
 
 @dataclass
@@ -85,10 +85,12 @@ BEHAVIOURS: dict[str, Callable[[], Reply]] = {
     "args_array": lambda: calls(call("fs_list", "[1, 2]")),
     "args_number": lambda: calls(call("fs_list", "7")),
     "args_null": lambda: calls(call("fs_list", None)),
+    "args_empty": lambda: calls(call("fs_list", "")),
     "args_huge": lambda: calls(call("fs_read", json.dumps({"path": "a" * (3 << 20)}))),
     "many_calls": lambda: calls(*[call("fs_list", "{}", id=f"c{i}") for i in range(400)]),
     "duplicate_ids": lambda: calls(call("fs_list", "{}", id="same"), call("fs_read", '{"path": "x"}', id="same")),
     "missing_id": lambda: calls(call("fs_list", "{}", id=None)),
+    "id_odd": lambda: calls(call("fs_list", "{}", id="call 1\x1b[31m/" + "x" * 100)),
     "name_unknown": lambda: calls(call("rm_rf", "{}")),
     "name_empty": lambda: calls(call("", "{}")),
     "name_ansi": lambda: calls(call(f"fs_list{ANSI}\x00\r\n", "{}")),
@@ -124,8 +126,28 @@ BEHAVIOURS: dict[str, Callable[[], Reply]] = {
     "429_absurd": lambda: Reply(status=429, body={"error": {"message": "slow down", "type": "rate_limit"}},
                                 headers={"Retry-After": "999999999"}),
     "500": lambda: Reply(status=500, body={"error": {"message": "internal", "type": "server_error"}}),
+    "503_empty": lambda: Reply(status=503, body=b""),
+    # Refusals of what the model wrote (run/refusals.py): the model's, never retried.
+    "context_llama": lambda: Reply(*context_refusal("llama.cpp", 8192, 9000)),
+    "context_vllm": lambda: Reply(*context_refusal("vllm", 8192, 9000)),
+    "context_openai": lambda: Reply(*context_refusal("openai", 8192, 9000)),
+    "arguments_llama": lambda: Reply(*arguments_refusal("parse error at line 1, column 13")),
+    "tool_use_failed": lambda: Reply(status=400, body={"error": {
+        "message": "Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.",
+        "type": "invalid_request_error", "code": "tool_use_failed", "failed_generation": "<function=fs_list{"}}),
     "ok": lambda: say("ok"),
 }
+
+
+def like_llama_cpp(then: str) -> Callable[[dict[str, Any]], Reply]:
+    """A step that answers as llama.cpp does: 500 to tool call arguments in the history that are not
+    JSON, else the behaviour ``then``."""
+    def step(body: dict[str, Any]) -> Reply:
+        reason = unreadable_arguments(body.get("messages") or [])
+        return Reply(*arguments_refusal(reason)) if reason is not None else BEHAVIOURS[then]()
+
+    step.__name__ = f"like_llama_cpp({then})"
+    return step
 
 
 class HostileServer(LocalEndpoint):

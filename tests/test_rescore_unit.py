@@ -38,6 +38,29 @@ def test_lost_and_cut_runs_replay_as_such():
     assert empty == [Final("")]
 
 
+def test_a_refused_run_replays_the_refusal_and_is_judged_the_same(tmp_path):
+    from pytest_agentic.run import refusals
+    from pytest_agentic.run.failures import classify, tags
+    from pytest_agentic.run.records import FailureMode
+    from pytest_agentic.run.task import TaskInstance
+
+    from .helpers import play
+
+    for message, cause, mode in [
+        ("request (3031 tokens) exceeds the available context size (1024 tokens), try increasing it",
+         "context_overflow", FailureMode.GAVE_UP_MID_PLAN),
+        ("Failed to parse tool call arguments as JSON: parse error", "malformed_tool_call",
+         FailureMode.TOOL_CALL_HALLUCINATED)]:
+        recorded = transcript("server_refusal", {"role": "assistant", "content": None, "tool_calls": [CALL]})
+        recorded["server_refusal"] = {"cause": cause, "message": message}
+        steps = solution_of(recorded)
+        assert steps[-1] == Fault(message)
+        instance = TaskInstance(prompt="u", files={"a": "x"}, tools=("fs_read",))
+        result = play(instance, steps, tmp_path / cause)
+        assert result.stop_reason == "server_refusal" and result.infra_error is None
+        assert tags(result)[refusals.TAG] == cause and classify(result, passed=False) is mode
+
+
 def test_a_rescore_can_be_restricted_to_some_models(tmp_path):
     import pytest
 

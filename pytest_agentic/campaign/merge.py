@@ -103,7 +103,8 @@ def merge(folders: list[Path], out_dir: Path) -> Path:
     merged = list(records.values())
     caveats = {m["name"]: m.get("caveat") or "" for m in first.get("models", [])}
     budget_skipped = sum(m.get("budget_skipped", 0) for _, m in shards)
-    notes = campaign_notes(merged, caveats, budget_skipped, first.get("budget_usd"))
+    notes = campaign_notes(merged, caveats, budget_skipped, first.get("budget_usd"),
+                           unconfined=any((m.get("sandbox") or {}).get("kind") == "none" for _, m in shards))
     if missing:
         notes.append(f"shards {', '.join(map(str, missing))} of {count} are missing: the campaign is incomplete")
     started = min(m["started_at"] for _, m in shards)
@@ -131,7 +132,8 @@ def merge(folders: list[Path], out_dir: Path) -> Path:
                     "path": str(path.resolve()), "complete": m.get("complete"),
                     "runs_recorded": m.get("runs_recorded"), "started_at": m.get("started_at"),
                     "finished_at": m.get("finished_at"), "machine": m.get("machine"),
-                    "command_line": m.get("command_line"), "servers": m.get("servers")}
+                    "command_line": m.get("command_line"), "servers": m.get("servers"),
+                    "sandbox": m.get("sandbox")}
                    for path, m in shards],
     }
     (folder / "campaign.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str),

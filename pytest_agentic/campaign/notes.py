@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..run import textcalls
+from ..run import refusals, textcalls
 from ..run.records import RunRecord
+from ..run.sandbox import UNCONFINED_NOTE
 from .untrusted import code_span
 
 
@@ -14,9 +15,13 @@ _REFUSED = ("AuthenticationError", "PermissionDeniedError")
 
 
 def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_skipped: int,
-                   budget: float | None) -> list[str]:
-    """Model caveats, runs the budget skipped, endpoints that look down or lost runs, tool calls written as text."""
+                   budget: float | None, unconfined: bool = False) -> list[str]:
+    """Unconfined model code (chosen so, or a run recorded so), model caveats, runs the budget skipped,
+    endpoints that look down or lost runs, tool calls written as text, failed runs judged from a
+    server's refusal."""
     notes = []
+    if unconfined or any((r.get("sandbox") or {}).get("kind") == "none" for r in records):
+        notes.append(UNCONFINED_NOTE)
     for name in sorted({r["model"] for r in records}):
         if caveats.get(name):
             notes.append(f"model {name!r}: {caveats[name]}")
@@ -35,7 +40,5 @@ def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_
         elif infra:
             notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
                          "(not counted against the model; see summary.md)")
-        as_text = textcalls.note(model, runs)
-        if as_text:
-            notes.append(as_text)
+        notes.extend(n for n in (textcalls.note(model, runs), refusals.note(model, runs)) if n)
     return notes

@@ -8,11 +8,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import textcalls
+from . import history, textcalls
 from .limits import Limits
 from .llm import InfraError, call_model
 from .models import ModelEntry
 from .records import RunResult, ToolCallLog
+from .refusals import ModelRefusal
 from .tools import Tool, ToolError, Workspace
 
 SYSTEM_PROMPT = (
@@ -161,8 +162,13 @@ def run_agent(
             result.stop_reason = "cancelled"
             break
         try:
-            outcome = call_model(entry, api_base=api_base, messages=result.messages, tools=schemas,
-                                 metadata=metadata, limits=limits, retry_budget=retry_budget)
+            outcome = call_model(entry, api_base=api_base, messages=history.sendable(result.messages),
+                                 tools=schemas, metadata=metadata, limits=limits, retry_budget=retry_budget)
+        except ModelRefusal as exc:  # judged as the model's failure (run/failures.py)
+            result.server_refusal = exc.as_dict()
+            result.retries += exc.retries
+            result.stop_reason = "server_refusal"
+            break
         except InfraError as exc:
             result.infra_error = str(exc)
             result.retries += exc.retries
@@ -182,6 +188,8 @@ def run_agent(
         result.dropped_tool_calls += dropped
         result.messages.append(message)
         calls = message.get("tool_calls") or []
+        if calls and getattr(choice, "finish_reason", None) == "length":
+            result.truncated_tool_calls += len(calls)
         if not calls:
             text = (message.get("content") or "").strip()
             if getattr(choice, "finish_reason", None) == "length":

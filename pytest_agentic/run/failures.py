@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import refusals
 from .answers import final_claim
 from .records import FailureMode, RunResult
 from .textcalls import TAG
@@ -17,16 +18,22 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
 
     Precedence: the endpoint's faults first (never the model's), then calls to
     tools that do not exist or do not fit (or a final message that is a tool call
-    written as text), then repeated calls that made no
+    written as text, or one the server refused to read), then repeated calls that made no
     progress, then runs that ended without a final answer (or with a final message that
     holds only reasoning); a run that gave an
     answer the checker rejected is ``wrong_answer``.
+
+    A server's refusal that the model's output provoked (``run/refusals.py``) is never the
+    endpoint's fault: a tool call the server could not read counts as a malformed call; a
+    conversation that outgrew the context window ended without an answer, so it is
+    ``gave_up_mid_plan`` unless an earlier mode applies.
     """
     if passed:
         return None
     if result.infra_error is not None or result.stop_reason == "not_started":
         return FailureMode.INFRA_ERROR
-    if result.hallucinated_calls or result.tool_call_as_text is not None:
+    if (result.hallucinated_calls or result.tool_call_as_text is not None
+            or refusals.is_malformed_call(result.server_refusal)):
         return FailureMode.TOOL_CALL_HALLUCINATED
     if result.redundant_calls:
         return FailureMode.TOOL_CALL_REDUNDANCY
@@ -39,7 +46,8 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
 
 def tags(result: RunResult) -> dict[str, Any]:
     """Secondary tags, kept for every run whether it passed or not (the endpoint's oddities only when seen)."""
-    oddities = {"usage_invalid": result.usage_invalid, "dropped_tool_calls": result.dropped_tool_calls}
+    oddities = {"usage_invalid": result.usage_invalid, "dropped_tool_calls": result.dropped_tool_calls,
+                "truncated_tool_calls": result.truncated_tool_calls}
     return {
         **{k: v for k, v in oddities.items() if v},
         "hallucinated_calls": result.hallucinated_calls,
@@ -49,4 +57,5 @@ def tags(result: RunResult) -> dict[str, Any]:
         "retries": result.retries,
         "stop_reason": result.stop_reason,
         TAG: result.tool_call_as_text is not None,
+        **refusals.tags(result.server_refusal),
     }

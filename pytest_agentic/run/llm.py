@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import refusals
 from .limits import Limits
 from .models import ModelEntry
 
@@ -201,7 +202,9 @@ def call_model(
     run cannot wait longer than ``limits.max_retry_wait_s`` in all. Transient: rate limits,
     5xx, timeouts, dropped connections, and replies that are not a readable chat completion
     (not JSON, cut short, no choices, a call that never completes). Not retried: auth, bad
-    request, context window, redirects away, other errors of the client.
+    request, redirects away, other errors of the client. A refusal that the
+    model's own output provoked (``run/refusals.py``: an outgrown context window, a tool call the
+    server cannot read) raises ``ModelRefusal`` at once, whatever its status: it is the model's.
     """
     litellm = litellm_module()
     kwargs: dict[str, Any] = dict(entry.params)
@@ -225,6 +228,9 @@ def call_model(
         try:
             response = _complete_within(litellm, kwargs, limits.request_timeout_s + CALL_GRACE_S)
             _check_shape(response)
+        except refusals.ModelRefusal as exc:  # the model's, not the endpoint's: no retry can fix it
+            exc.retries = retries
+            raise
         except never as exc:
             raise InfraError(_describe(exc), retries) from exc
         except litellm.APIError as exc:
@@ -250,6 +256,8 @@ def call_model(
 def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) -> Any:
     """``litellm.completion(**kwargs)``, given up after ``deadline_s`` seconds (``CallTimeout``).
 
+    An error that is the server's refusal of what the model wrote is raised as ``ModelRefusal``.
+
     The call runs on a daemon thread so that the wait is bounded whatever the endpoint does; a
     call given up on is left to end on its own (its reply, if any, is dropped).
     """
@@ -268,6 +276,9 @@ def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) ->
     if not done.wait(deadline_s):
         raise CallTimeout(f"no complete reply within {deadline_s:g}s")
     if "error" in box:
+        refusal = refusals.of(box["error"])
+        if refusal is not None:
+            raise refusal from box["error"]
         raise box["error"]
     return box["response"]
 

@@ -6,7 +6,9 @@ import posixpath
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
+
+from .sandbox import SandboxInfo
 
 
 class FailureMode(str, Enum):
@@ -30,6 +32,7 @@ StopReason = Literal[
     "max_seconds",
     "max_tool_seconds",
     "infra_error",  # the model call failed after retries
+    "server_refusal",  # the server refused the request for what the model wrote (run/refusals.py)
     "not_started",  # the test failed before the agent ran
     "cancelled",  # the session stopped (-x, Ctrl-C) while the run was in flight; never judged
 ]
@@ -80,6 +83,11 @@ class RunResult:
     usage_invalid: int = 0
     #: Tool calls beyond the per-message cap, dropped unrun.
     dropped_tool_calls: int = 0
+    #: Tool calls of replies cut by the call's token limit (``finish_reason: length``).
+    truncated_tool_calls: int = 0
+    #: The server's refusal that ended the run, provoked by what the model wrote (cause, the
+    #: server's message, token counts when given; ``run/refusals.py``), or None.
+    server_refusal: dict[str, Any] | None = None
 
     @property
     def hallucinated_calls(self) -> int:
@@ -123,3 +131,6 @@ class RunRecord(TypedDict):
     #: Why the checker rejected the run (first line of the assertion), or None.
     reason: str | None
     transcript: str
+    #: How the run's model-written code was contained (kind and version; kind ``none`` when unconfined),
+    #: or None for a task that runs no model code. Absent in records written before the sandbox.
+    sandbox: NotRequired[SandboxInfo | None]

@@ -114,6 +114,9 @@ class TaskSpec:
     build: Callable[[int], TaskInstance]
     limits: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
+    #: Whether a run executes code the model wrote (a ``run_tests`` tool, a checker's probe or suite):
+    #: a session that selects such a task needs the sandbox (``run.sandbox``).
+    runs_model_code: bool = False
 
 
 MARKER = "agentic_task"
@@ -125,12 +128,15 @@ def task(
     *,
     build: Callable[[int], TaskInstance],
     limits: Mapping[str, Any] | None = None,
+    runs_model_code: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a test function as an agent task.
 
     The plugin parametrizes the test over the selected models and runs, marks
     it with ``id`` (so ``pytest -m task_07`` selects it), and hands it the
-    ``agent`` fixture set up for this task.
+    ``agent`` fixture set up for this task. ``runs_model_code`` declares that the task's tools or
+    checker execute code the model wrote (they then run in the sandbox, and a session selecting the
+    task stops at start when no sandbox can be made).
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -140,6 +146,7 @@ def task(
             build=build,
             limits=dict(limits or {}),
             description=(fn.__doc__ or "").strip(),
+            runs_model_code=runs_model_code,
         )
         return pytest.mark.agentic_task(spec)(fn)
 

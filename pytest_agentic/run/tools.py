@@ -8,9 +8,7 @@ exception is a bug of the harness.
 from __future__ import annotations
 
 import os
-import resource
 import sqlite3
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
@@ -18,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .redact import is_secret_name
+from . import sandbox
 
 #: Bytes of a file that ``fs_read`` returns at most.
 MAX_READ_BYTES = 64 * 1024
@@ -255,32 +253,15 @@ def _fs_list(ws: Workspace, args: Mapping[str, Any]) -> str:
     return "\n".join(lines) if lines else "(empty)"
 
 
-def _limit_output_size() -> None:  # pragma: no cover - runs in the child
-    # A child that prints forever is stopped by the kernel once its output file
-    # reaches the cap, so memory and disk stay bounded whatever it does.
-    cap = MAX_OUTPUT_BYTES * 64
-    resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
-
-
 def run_bounded(ws: Workspace, argv: list[str], timeout: float) -> str:
-    """Run ``argv`` in the workspace with a timeout, output bounded, secrets out of its env."""
-    env = {k: v for k, v in os.environ.items() if not is_secret_name(k)}
-    env.update(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONHASHSEED="0")
+    """Run ``argv`` in the workspace, in the sandbox, with a timeout and its output bounded.
+
+    What it prints is for the model to read; no verdict is taken from it (see ``run.probe``).
+    """
     with tempfile.TemporaryFile() as out:
-        try:
-            proc = subprocess.run(
-                argv,
-                cwd=ws.root,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-                timeout=timeout,
-                preexec_fn=_limit_output_size,
-            )
-            status = f"exit code {proc.returncode}"
-        except subprocess.TimeoutExpired:
-            status = f"timed out after {timeout:g}s and was stopped"
+        done = sandbox.execute(argv, ws.root, timeout=timeout, stdout=out.fileno(), stderr=out.fileno(),
+                               pytest_path=True)
+        status = f"timed out after {timeout:g}s and was stopped" if done.timed_out else f"exit code {done.returncode}"
         out.seek(0)
         data = out.read(MAX_OUTPUT_BYTES + 1)
     text = data[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")

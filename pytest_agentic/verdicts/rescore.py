@@ -44,6 +44,9 @@ def solution_of(transcript: dict[str, Any]) -> Solution:
     if stop in ("infra_error", "not_started"):
         # The run was lost to the endpoint: replay it up to there, then lose it again (never judged).
         steps.append(Fault(f"replayed infra error ({stop})"))
+    elif stop == "server_refusal" and isinstance(transcript.get("server_refusal"), dict):
+        # The server refused what the model wrote: refused again in its words, judged the same way.
+        steps.append(Fault(str(transcript["server_refusal"].get("message") or "")))
     elif stop == "truncated" and steps:
         # The cut final message was no answer; without it the replay ends without one too.
         steps.pop()

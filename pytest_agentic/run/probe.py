@@ -1,0 +1,189 @@
+"""Probes: call functions of the model's code in the sandbox and bring back raw values, never a verdict.
+
+A checker that must know what the model's code does asks for calls (module, function, arguments);
+:func:`call_all` runs them in one sandboxed interpreter (``python -I -S``: no ``site``, so no
+``sitecustomize``, ``usercustomize`` or ``.pth`` file of the workspace runs, and no environment
+variable steers it) and returns what each call returned or raised. The checker compares those values
+with what it expects, in its own process: expected values never enter the box (not in the argument
+list, the environment, the input or any file visible inside).
+
+Whatever the model's code does at import time (``atexit``, ``os._exit``, signal handlers, patched
+builtins, ``json`` or ``sys.stdout``, printed lines that look like a result) can only make the answer
+missing or wrong: the exit status is ignored, exactly one result frame must come back, every value in
+it is tagged with its exact type inside the box and checked again here, and an object that is not a
+plain value (one whose ``__eq__`` always says yes, say) comes back as :class:`Opaque`, equal to nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from . import sandbox
+
+#: The marker that starts the one line holding the probe's result.
+FRAME = "AGENTIC-PROBE-RESULT "
+#: Bytes of the probe's stdout read back at most.
+MAX_FRAME_BYTES = 512 * 1024
+
+# Runs as ``python -I -S -c``. Everything the probe itself uses is bound to locals before any model
+# code is imported, and the request is read (and stdin closed) before too.
+_SCRIPT = r"""
+def _probe():
+    import importlib, json, os, sys, traceback
+    request = json.loads(sys.stdin.read())
+    sys.stdin.close()
+    frame, write, loads, dumps, import_module = %(frame)r, os.write, json.loads, json.dumps, importlib.import_module
+    type_, repr_, len_, isinstance_, str_, BaseException_ = type, repr, len, isinstance, str, BaseException
+    budget = [20000]
+
+    def tag(value, depth):
+        budget[0] -= 1
+        t = type_(value)
+        if budget[0] < 0 or depth > 30:
+            return ["opaque", "too large"]
+        if value is None:
+            return ["none"]
+        if t is bool:
+            return ["bool", value is True]
+        if t is int:
+            return ["int", str_.__str__(int.__repr__(value))]
+        if t is float:
+            return ["float", float.__repr__(value)]
+        if t is str:
+            return ["str", str_.__str__(value)]
+        if t is list or t is tuple:
+            return ["list" if t is list else "tuple", [tag(v, depth + 1) for v in value]]
+        if t is dict:
+            return ["dict", [[tag(k, depth + 1), tag(v, depth + 1)] for k, v in dict.items(value)]]
+        return ["opaque", t.__qualname__ if type_(t.__qualname__) is str else "?"]
+
+    sys.path[:0] = request["paths"]
+    results = []
+    for module, function, args in request["calls"]:
+        try:
+            fn = getattr(import_module(module), function, None)
+        except BaseException_ as exc:
+            results.append(["raised", type_(exc).__name__, "importing %%s: %%s" %% (module, exc)])
+            continue
+        if not callable(fn):
+            results.append(["missing"])
+            continue
+        try:
+            results.append(["ok", tag(fn(*loads(args)), 0)])
+        except BaseException_ as exc:
+            results.append(["raised", type_(exc).__name__, str_(exc)[:300]])
+    write(1, ("\n" + frame + dumps(results) + "\n").encode())
+
+_probe()
+"""
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A value that was not a plain one (a custom object, or too large): equal to nothing else."""
+
+    type_name: str
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} object>"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call did: returned ``value``, raised ``error`` (type and message), or found no function."""
+
+    kind: Literal["ok", "raised", "missing"]
+    value: Any = None
+    error: str = ""
+
+    def shown(self) -> str:
+        return {"ok": repr(self.value), "raised": f"raised {self.error}", "missing": "no such function"}[self.kind]
+
+
+#: One call: module name, function name, positional arguments (JSON values).
+Call = tuple[str, str, Sequence[Any]]
+
+
+def call_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",), timeout: float = 30.0) -> list[Outcome]:
+    """Run ``calls`` in one sandboxed interpreter in ``root`` (``paths`` put first on ``sys.path``).
+
+    An AssertionError (a rejection of the run) when no valid result came back: a crash, a timeout,
+    no frame or more than one.
+    """
+    request = {"paths": list(paths), "calls": [[m, f, json.dumps(list(a))] for m, f, a in calls]}
+    argv = [sys.executable, "-I", "-S", "-c", _SCRIPT % {"frame": FRAME}]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        done = sandbox.execute(argv, root, timeout=timeout, stdout=out.fileno(), stderr=err.fileno(),
+                               stdin=json.dumps(request).encode())
+        out.seek(0)
+        data = out.read(MAX_FRAME_BYTES)
+        err.seek(0)
+        errors = err.read(4000).decode("utf-8", errors="replace")
+    frames = [line[len(FRAME):] for line in data.decode("utf-8", errors="replace").split("\n")
+              if line.startswith(FRAME)]
+    if done.timed_out:
+        raise AssertionError(f"the probe of the code timed out after {timeout:g}s")
+    if len(frames) != 1:
+        what = "no result" if not frames else f"{len(frames)} result frames (a forged one among them)"
+        tail = " | ".join(errors.strip().splitlines()[-3:])[:400]
+        raise AssertionError(f"the probe of the code returned {what}" + (f": {tail}" if tail else ""))
+    try:
+        decoded = [_outcome(item) for item in json.loads(frames[0])]
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise AssertionError(f"the probe's result frame is malformed ({exc})") from None
+    if len(decoded) != len(calls):
+        raise AssertionError(f"the probe returned {len(decoded)} results for {len(calls)} calls")
+    return decoded
+
+
+def _outcome(item: Any) -> Outcome:
+    if type(item) is not list or not item or type(item[0]) is not str:
+        raise ValueError(f"not a tagged outcome: {item!r:.80}")
+    if item[0] == "ok" and len(item) == 2:
+        return Outcome("ok", _value(item[1], 0))
+    if item[0] == "raised" and len(item) == 3 and type(item[1]) is str and type(item[2]) is str:
+        return Outcome("raised", error=f"{item[1]}: {item[2]}")
+    if item == ["missing"]:
+        return Outcome("missing")
+    raise ValueError(f"unknown outcome {item[0]!r:.40}")
+
+
+def _value(tagged: Any, depth: int) -> Any:
+    """A tagged value from the box as a plain Python value; anything else is a ValueError."""
+    if type(tagged) is not list or not tagged or type(tagged[0]) is not str or depth > 40:
+        raise ValueError(f"not a tagged value: {tagged!r:.80}")
+    kind, rest = tagged[0], tagged[1:]
+    if kind == "none" and not rest:
+        return None
+    if len(rest) != 1:
+        raise ValueError(f"bad {kind!r} value")
+    body = rest[0]
+    if kind == "bool" and type(body) is bool:
+        return body
+    if kind == "int" and type(body) is str:
+        return int(body)
+    if kind == "float" and type(body) is str:
+        return float(body)
+    if kind == "str" and type(body) is str:
+        return body
+    if kind in ("list", "tuple") and type(body) is list:
+        items = [_value(v, depth + 1) for v in body]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict" and type(body) is list:
+        pairs = [(_value(k, depth + 1), _value(v, depth + 1)) for k, v in body]
+        return {k: v for k, v in pairs}
+    if kind == "opaque" and type(body) is str:
+        return Opaque(body[:80])
+    raise ValueError(f"bad {kind!r} value")

@@ -1,0 +1,209 @@
+"""The sandbox (run/sandbox.py) and the probe protocol (run/probe.py), and how a session fails closed."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_agentic.run import probe, sandbox
+from pytest_agentic.run.tools import Workspace, run_bounded
+
+from .helpers import ROOT, campaign_dir, runs
+
+MODELS = "default: oracle\nmodels:\n  oracle: {model: agentic-scripted/oracle}\n"
+
+
+def _box() -> sandbox.Box:
+    found = sandbox.available()
+    assert isinstance(found, sandbox.Box), found
+    return found
+
+
+def test_the_box_binds_no_home_no_checkout_and_only_pytest_of_site_packages(tmp_path):
+    argv = sandbox.bwrap_argv(_box(), [sys.executable, "-V"], tmp_path, sandbox.environment(pytest_path=True))
+    mounted = [argv[i + 2] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind") and i + 2 < len(argv)]
+    home = str(Path.home())
+    # $HOME shows only through the interpreter's own folders (pyenv keeps it under $HOME).
+    assert not [m for m in mounted if m == home or m.startswith(str(ROOT))]
+    assert [m for m in mounted if m.startswith("/etc")] == []
+    site = sandbox.site_packages()
+    names = {Path(m).name for m in mounted if Path(m).parent == Path(site)}
+    assert {"pytest", "_pytest", "pluggy"} <= names
+    assert not [n for n in names if n.startswith(("pytest_agentic", "litellm", "__editable__")) or n.endswith(".pth")]
+    assert ["--bind", str(tmp_path), str(tmp_path)] == argv[argv.index("--bind"):argv.index("--bind") + 3]
+    for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"):
+        assert flag in argv
+
+
+def test_code_in_the_box_sees_only_the_allow_listed_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTIC_SANDBOX_TEST_TOKEN", "host-secret")
+    ws = Workspace(tmp_path)
+    ws.populate({"show.py": "import os\nprint(sorted(os.environ))\nprint(os.path.exists(%r))\n" % str(ROOT)})
+    out = run_bounded(ws, [sys.executable, "show.py"], 30.0)
+    assert "AGENTIC_SANDBOX_TEST_TOKEN" not in out
+    assert "False" in out and out.endswith("[exit code 0]"), out
+
+
+def test_the_workspace_and_a_private_tmp_are_the_only_writable_places(tmp_path):
+    private = f"/tmp/agentic-private-{uuid.uuid4().hex}"
+    beside = tmp_path / "beside.txt"  # under /tmp too: in the box it lands in the private /tmp
+    ws = Workspace(tmp_path / "ws")
+    ws.populate({"w.py": f"import sys\nfor p in ('made.txt', {private!r}, {str(beside)!r}):\n"
+                         "    open(p, 'w').write('x')\n"
+                         "for p in ('/made', '/usr/made', sys.prefix + '/made'):\n"
+                         "    try:\n        open(p, 'w')\n        print('WROTE', p)\n"
+                         "    except OSError as exc:\n        print('refused', exc.errno)\n"})
+    out = run_bounded(ws, [sys.executable, "w.py"], 30.0)
+    assert out.count("refused") == 3 and "WROTE" not in out and out.endswith("[exit code 0]"), out
+    assert (ws.root / "made.txt").is_file() and not beside.exists() and not Path(private).exists()
+
+
+def test_the_box_sets_its_rlimits(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.populate({"limits.py": "import resource as r\nprint([r.getrlimit(getattr(r, 'RLIMIT_' + n))[0] "
+                              "for n in ('CPU', 'AS', 'FSIZE', 'NPROC', 'CORE')])\n"})
+    out = run_bounded(ws, [sys.executable, "limits.py"], 30.0)
+    assert f"[35, {sandbox.MEMORY_BYTES}, {sandbox.MAX_FILE_BYTES}, {sandbox.MAX_PROCESSES}, 0]" in out, out
+
+
+def test_a_time_out_kills_the_box(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.populate({"spin.py": "while True:\n    pass\n"})
+    assert run_bounded(ws, [sys.executable, "spin.py"], 1.0).endswith("[timed out after 1s and was stopped]")
+
+
+@pytest.fixture
+def probe_ws(tmp_path):
+    def make(code: str) -> Path:
+        (tmp_path / "mod.py").write_text(code)
+        return tmp_path
+    return make
+
+
+def test_probe_brings_back_exact_types(probe_ws):
+    root = probe_ws("def f(x):\n    return x\n\n\ndef t():\n    return (1, 'a')\n")
+    values = [1, True, 1.5, "s", None, [1, [2]], {"k": [1]}, 2**70]
+    got = probe.call_all(root, [("mod", "f", [v]) for v in values] + [("mod", "t", [])])
+    values.append((1, "a"))
+    assert [o.value for o in got] == values
+    assert [type(o.value) for o in got] == [type(v) for v in values]
+
+
+def test_an_object_that_equals_everything_comes_back_opaque(probe_ws):
+    root = probe_ws("class Yes:\n    def __eq__(self, o):\n        return True\n\n\ndef f():\n    return Yes()\n"
+                    "\n\nclass Int(int):\n    def __eq__(self, o):\n        return True\n\n\ndef g():\n    return Int(3)\n")
+    got = probe.call_all(root, [("mod", "f", []), ("mod", "g", [])])
+    assert all(isinstance(o.value, probe.Opaque) for o in got)
+    assert got[0].value != 42 and got[1].value != 3 and got[0].value != got[0].value.type_name
+
+
+@pytest.mark.parametrize("code, message", [
+    ("import os\nos._exit(0)\n", "no result"),
+    (f"print({probe.FRAME!r} + '[]')\n\ndef f():\n    return 1\n", "2 result frames"),
+    (f"import os\nos.write(1, {(chr(10) + probe.FRAME + '[]' + chr(10)).encode()!r})\nos._exit(0)\n", "0 results"),
+    ("import atexit, os\natexit.register(os._exit, 0)\nimport time\ntime.sleep(60)\n", "timed out"),
+])
+def test_a_missing_or_forged_result_is_a_rejection(probe_ws, code, message):
+    root = probe_ws(code + "\n\ndef f():\n    return 1\n")
+    with pytest.raises(AssertionError, match=message):
+        probe.call_all(root, [("mod", "f", [])], timeout=5.0)
+
+
+def test_raised_and_missing_are_told_apart(probe_ws):
+    root = probe_ws("def f():\n    raise ValueError('no')\n")
+    raised, missing = probe.call_all(root, [("mod", "f", []), ("mod", "nope", [])])
+    assert (raised.kind, raised.error, missing.kind) == ("raised", "ValueError: no", "missing")
+
+
+def test_probe_input_carries_no_expected_value(monkeypatch, probe_ws):
+    seen = {}
+
+    def spy(argv, cwd, **kw):
+        seen.update(argv=argv, stdin=kw["stdin"])
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(sandbox, "execute", spy)
+    with pytest.raises(RuntimeError):
+        probe.call_all(probe_ws("def f(x):\n    return x\n"), [("mod", "f", [123456789])])
+    assert json.loads(seen["stdin"])["calls"] == [["mod", "f", "[123456789]"]]
+    assert seen["argv"][1:3] == ["-I", "-S"]
+
+
+def test_selecting_without_bubblewrap_fails_closed(monkeypatch, tmp_path):
+    monkeypatch.setenv(sandbox.BWRAP_ENV, str(tmp_path / "missing-bwrap"))
+    with pytest.raises(sandbox.SandboxUnavailable, match="bubblewrap .* not found .*apt-get install bubblewrap"):
+        sandbox.select("auto")
+    assert sandbox.select("none").info() == {"kind": "none", "version": None}
+
+
+@pytest.fixture
+def code_task_project(pytester):
+    pytester.makefile(".yaml", models=MODELS)
+    stem = "test_task_01_fix_failing_test"
+    pytester.makepyfile(**{"test_t01": f'''import importlib.util, sys
+_spec = importlib.util.spec_from_file_location("_real_t01", {str(ROOT / "tasks" / f"{stem}.py")!r})
+real = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = real
+_spec.loader.exec_module(real)
+test_fix_failing_test = real.test_fix_failing_test
+''', "test_t03": "from pytest_agentic import Final, TaskInstance, task\n\n\n"
+                 "def build(seed):\n    return TaskInstance(prompt='Say ok.', files={}, tools=('fs_list',), "
+                 "reference=[Final('ok')])\n\n\n@task('say_ok', 'say_ok', build=build)\n"
+                 "def test_say_ok(agent):\n    assert agent.run().final_answer == 'ok'\n"})
+    return pytester
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_no_bubblewrap_stops_a_code_task_session_with_one_line(code_task_project, monkeypatch, xdist):
+    monkeypatch.setenv(sandbox.BWRAP_ENV, "/nonexistent/bwrap")
+    result = code_task_project.runpytest_subprocess("-p", "no:randomly", "--runs", "1", "--agentic-out", "out", *xdist)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + "\n" + result.stderr.str()
+    lines = [ln for ln in text.splitlines() if "model-written code must run in a sandbox" in ln]
+    assert len(lines) == 1 and lines[0].startswith("ERROR: task_01: ") and "apt-get install bubblewrap" in lines[0]
+    assert not (code_task_project.path / "out").exists()
+    # A session of tasks that run no model code needs no sandbox.
+    plain = code_task_project.runpytest_subprocess("-p", "no:randomly", "--runs", "1", "-k", "say_ok",
+                                                   "--agentic-out", "out2", *xdist)
+    assert plain.ret == 0
+
+
+def test_unconfined_on_purpose_says_so_in_every_artefact(code_task_project, monkeypatch):
+    monkeypatch.setenv(sandbox.BWRAP_ENV, "/nonexistent/bwrap")
+    code_task_project.makeini("[pytest]\nagentic_sandbox = none\n")
+    result = code_task_project.runpytest_subprocess("-p", "no:randomly", "--runs", "1", "--agentic-out", "out")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert "model-written code ran UNCONFINED" in result.stdout.str()
+    folder = campaign_dir(code_task_project.path / "out")
+    manifest = json.loads((folder / "campaign.json").read_text())
+    assert manifest["sandbox"] == {"choice": "none", "kind": "none", "version": None}
+    assert any("UNCONFINED" in n for n in manifest["notes"])
+    for name in ("summary.md", "report.html"):
+        assert "model-written code ran UNCONFINED" in (folder / name).read_text(), name
+    by_task = {r["task"]: r["sandbox"] for r in runs(folder)}
+    assert by_task == {"task_01": {"kind": "none", "version": None}, "say_ok": None}
+
+
+def test_the_record_names_the_box_and_its_version(code_task_project):
+    result = code_task_project.runpytest_subprocess("-p", "no:randomly", "--runs", "1", "--agentic-out", "out")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    folder = campaign_dir(code_task_project.path / "out")
+    box = _box()
+    assert json.loads((folder / "campaign.json").read_text())["sandbox"] == {
+        "choice": "auto", "kind": "bubblewrap", "version": box.version}
+    assert {r["task"]: r["sandbox"] for r in runs(folder)}["task_01"] == {"kind": "bubblewrap",
+                                                                           "version": box.version}
+    assert "UNCONFINED" not in (folder / "summary.md").read_text()
+
+
+def test_a_bad_ini_value_is_named(pytester):
+    pytester.makeini("[pytest]\nagentic_sandbox = docker\n")
+    pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    result = pytester.runpytest_subprocess()
+    assert "ini option agentic_sandbox: expected one of auto, bubblewrap, none, got 'docker'" in result.stderr.str()
+    assert os.environ.get(sandbox.BWRAP_ENV) is None
