@@ -17,6 +17,7 @@ from .run.sandbox import UNCONFINED_NOTE
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import SANDBOX_ERROR, AgenticSession
 from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
+from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
 
 
@@ -43,6 +44,8 @@ class Controller:
         self.stopped_for: str | None = None
         #: Why report.html could not be written (said in the terminal), or None.
         self.report_error: str | None = None
+        session.config.pluginmanager.register(
+            TerminalView(session, self.campaign, lambda: self._agentic_session(session.config)), "agentic-terminal")
         if session.config.getoption("htmlpath", None):
             from .htmlreport import HtmlRows
 
@@ -211,6 +214,7 @@ class Controller:
                               unconfined=self.session.sandbox_choice == "none")
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """The campaign, top down: the verdict (score, interval, gates), the tables, then where everything is."""
         campaign = self.campaign
         if self.stopped_for:
             terminalreporter.write_line(f"ERROR: {self.stopped_for}", red=True)
@@ -219,9 +223,19 @@ class Controller:
         records = sorted(campaign.records, key=lambda r: (r["model"], r["task"], r["run"]))
         tr = terminalreporter
         tr.section("agentic campaign")
-        for line in markdown_table(score_rows(records, max(self.session.runs, 1))).splitlines():
-            tr.write_line(line)
         for line in overall_lines(records):
+            tr.write_line(line, bold=True)
+        sections = self.verdicts.sections(records)
+        for title, body in sections:
+            if title == "CI gates":
+                tr.write_line("CI gates:", bold=True)
+                failed_gate = self.verdicts.final_exitstatus == GATE_FAILED_EXIT
+                for line in body.rstrip("\n").splitlines():
+                    tr.write_line(line, red=failed_gate and "FAIL" in line)
+        if not campaign.complete:
+            tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
+        tr.write_line("")
+        for line in markdown_table(score_rows(records, max(self.session.runs, 1))).splitlines():
             tr.write_line(line)
         modes = mode_rows(records)
         if modes:
@@ -233,16 +247,18 @@ class Controller:
             tr.write_line(line)
         for note in campaign.notes:
             tr.write_line(note, yellow=True)
-        for title, body in self.verdicts.sections(records):
-            tr.write_line("")
-            tr.write_line(f"{title}:", bold=True)
-            failed_gate = title == "CI gates" and self.verdicts.final_exitstatus == GATE_FAILED_EXIT
-            for line in body.rstrip("\n").splitlines():
-                tr.write_line(line, red=failed_gate and "FAIL" in line)
+        for title, body in sections:
+            if title != "CI gates":
+                tr.write_line("")
+                tr.write_line(f"{title}:", bold=True)
+                for line in body.rstrip("\n").splitlines():
+                    tr.write_line(line)
+        tr.write_line("")
+        tr.write_line(f"campaign written to {campaign.path}")
         if self.report_error:
             tr.write_line(f"report.html NOT written: {self.report_error}", red=True)
-        if not campaign.complete:
-            tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
-        tr.write_line(f"campaign written to {campaign.path}")
-        if not self.report_error and (campaign.path / "report.html").is_file():
+        elif (campaign.path / "report.html").is_file():
             tr.write_line(f"report: {(campaign.path / 'report.html').resolve().as_uri()}")
+        failed = sum(not r["passed"] for r in records)
+        if failed:
+            tr.write_line(f"failed runs: {failed}; their transcripts are under {campaign.path / 'transcripts'}")

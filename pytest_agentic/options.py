@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pytest
 
@@ -24,7 +24,12 @@ RESCORE = "agentic_rescore"
 PREDICTIONS = "agentic_predictions"
 CONCURRENCY = "agentic_concurrency"
 SHARD = "agentic_shard"
+TB = "agentic_tb"
 SANDBOX = "agentic_sandbox"
+
+#: --agentic-tb: how a failed agent run is reported (a few lines, or pytest's traceback of the checker).
+TracebackChoice = Literal["concise", "full"]
+FULL_TRACEBACK: TracebackChoice = "full"
 
 #: What --agentic-sandbox accepts (the names of run.sandbox.CHOICES, kept here so --help imports nothing).
 SANDBOX_CHOICES = ("auto", "bubblewrap", "none")
@@ -127,6 +132,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--agentic-shard", dest=SHARD, type=_shard, default=None, metavar="K/N",
                     help="run the K-th of N balanced shards of the campaign's runs (merge the shard "
                          "campaigns with agentic-merge)")
+    group.addoption("--agentic-tb", dest=TB, choices=get_args(TracebackChoice), default=None,
+                    help="how a failed agent run is reported: 'concise' (a few lines: model, task, run, failure "
+                         "mode, reason, answer excerpt, transcript) or 'full' (pytest's traceback of the checker); "
+                         "default: concise unless --tb=long|short|native or -vv")
     group.addoption("--agentic-sandbox", dest=SANDBOX, choices=SANDBOX_CHOICES, default=None,
                     help="how model-written code (run_tests, the checkers' probes) is contained: bubblewrap, "
                          "auto (bubblewrap; the session stops at start when it cannot be made) or none (runs "

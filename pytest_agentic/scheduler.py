@@ -217,6 +217,12 @@ def start(pytest_session: pytest.Session) -> Prefetcher | None:
     return prefetcher
 
 
+def in_flight(session: AgenticSession, starting: bool) -> int:
+    """Runs this process has in flight: those running on its pool, and at least the item's own when ``starting``."""
+    ahead = session.scheduler.pool.in_flight() if session.scheduler is not None else 0
+    return max(ahead, 1) if starting else ahead
+
+
 def finish(pytest_session: pytest.Session, prefetcher: Prefetcher | None) -> None:
     if prefetcher is None:
         return

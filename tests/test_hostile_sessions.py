@@ -86,7 +86,9 @@ def test_a_campaign_against_hostile_endpoints(pytester, xdist):
 
     output = result.stdout.str() + result.stderr.str()
     assert_clean(output, "the terminal")
-    assert "\\x1b[2J" in output  # the checker's diff shows the escape, written out
+    # A failed run's block quotes the answer with its escapes removed; the checker's reason may
+    # quote it as a repr, escapes written out (pytest's full report, --agentic-tb=full, likewise).
+    assert "final answer: " in output and "\\x1b[2J" in output
     assert "refuses the credentials" in output and "looks down" in output
     for path in [folder / "summary.md", folder / "report.html", folder / "cross_task_consistency.md",
                  pytester.path / "junit.xml"]:
