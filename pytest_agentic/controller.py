@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from . import options, outcome
+from . import options, outcome, scheduler
 from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
 from .campaign.notes import campaign_notes
@@ -134,7 +134,8 @@ class Controller:
         """The most runs of ``entry`` this session has in flight at once, over all its processes."""
         option = self.session.config.option
         workers = getattr(option, "numprocesses", None) if getattr(option, "dist", "no") != "no" else None
-        per_process = min(self.session.concurrency, entry.max_concurrency or self.session.concurrency)
+        concurrency = self.session.concurrency or 1  # a llama.cpp server's runs are not adaptive
+        per_process = min(concurrency, entry.max_concurrency or concurrency)
         return per_process * (workers if isinstance(workers, int) and workers > 0 else 1)
 
     def stop_servers(self) -> None:
@@ -151,6 +152,7 @@ class Controller:
         self.server_logs.clear()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.campaign.pacing.add(getattr(report, scheduler.PACING_ATTR, None))
         if report.when == "teardown":
             self.finished_items.add(report.nodeid)
         announced = getattr(report, outcome.STARTED_ATTR, None)
@@ -180,6 +182,7 @@ class Controller:
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not cut
         self.campaign.notes = self.notes()
         self.campaign.budget_skipped = self.budget_skipped
+        self.campaign.pacing.add(scheduler.pacing_news(session.config))  # this process's last news
         if self.campaign.path is not None:
             # The gates may change the exit status; pytest returns session.exitstatus as set here.
             session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures,

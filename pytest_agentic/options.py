@@ -125,8 +125,10 @@ def add_options(parser: pytest.Parser) -> None:
                     help="re-judge a stored campaign with the current checkers by replaying its recorded tool "
                          "calls; no model is called")
     group.addoption("--agentic-concurrency", dest=CONCURRENCY, type=_positive_int, default=None, metavar="N",
-                    help="agent runs in flight at once in each pytest process, started ahead of the test "
-                         "bodies, which still judge them in order (default 1; ini agentic_concurrency)")
+                    help="the most agent runs of a model in flight at once in each pytest process, started "
+                         "ahead of the test bodies, which still judge them in order; 1: sequential (default: "
+                         "adaptive per model reached over HTTP, 1 for scripted and llama.cpp models; ini "
+                         "agentic_concurrency)")
     group.addoption("--agentic-shard", dest=SHARD, type=_shard, default=None, metavar="K/N",
                     help="run the K-th of N balanced shards of the campaign's runs (merge the shard "
                          "campaigns with agentic-merge)")
@@ -152,7 +154,8 @@ def add_options(parser: pytest.Parser) -> None:
                          "make the session fail; other failed tests still do, and so do infra errors unless "
                          "--agentic-max-infra-errors bounds them")
     parser.addini("agentic_runs", "default runs per task and model", default=str(DEFAULT_RUNS))
-    parser.addini("agentic_concurrency", "default agent runs in flight per pytest process", default="1")
+    parser.addini("agentic_concurrency", "cap on a model's agent runs in flight per pytest process "
+                  "(empty: adaptive)", default="")
     parser.addini("agentic_sandbox", "how model-written code is contained: auto, bubblewrap or none", default="auto")
 
 
@@ -164,6 +167,11 @@ def whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int:
         return _whole_number(minimum)(config.getini(name))
     except argparse.ArgumentTypeError as exc:
         raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+
+def optional_whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int | None:
+    """Like ``whole_number_ini``, None when the ini value is empty (not set)."""
+    return whole_number_ini(config, name, minimum) if str(config.getini(name)).strip() else None
 
 
 def sandbox_choice(config: pytest.Config) -> str:

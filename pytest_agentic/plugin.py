@@ -114,6 +114,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
             setattr(report, outcome.RECORD_ATTR, record)
             setattr(report, outcome.TRANSCRIPT_ATTR, transcript)
             setattr(report, outcome.IN_FLIGHT_ATTR, scheduler.in_flight(session, False))
+            setattr(report, scheduler.PACING_ATTR, scheduler.pacing_news(item.config))
             item.user_properties.extend(outcome.junit_properties(record))
             outcome.make_printable(report)
     return report

@@ -105,8 +105,9 @@ def test_the_budget_takes_no_refund_from_negative_usage(pytester):
     models = {"neg": ("usage_negative", 1, None)}
     with HostileServer() as server:
         write_models(pytester, server, models, price=0.001)  # 110 tokens a clean call: $0.11
+        # One run at a time: which runs start is then exact (runs in flight all finish, see test_concurrency).
         result = pytester.runpytest_subprocess("--runs", "5", "--agentic-out", "out", "--agentic-budget", "0.25",
-                                               "-p", "no:xdist", "-p", "no:cacheprovider")
+                                               "-p", "no:xdist", "-p", "no:cacheprovider", "--agentic-concurrency", "1")
     # Run 1's usage (-5007 tokens) is not counted (cost unknown), runs 2-4 spend $0.33: run 5 is skipped.
     result.assert_outcomes(passed=4, skipped=1)
     records = runs(campaign_dir(pytester.path / "out"))
