@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from . import options, outcome
+from . import options, outcome, scheduler
 from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
 from .campaign.notes import campaign_notes
@@ -17,6 +17,7 @@ from .run.sandbox import UNCONFINED_NOTE
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import SANDBOX_ERROR, AgenticSession
 from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
+from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
 
 
@@ -43,6 +44,8 @@ class Controller:
         self.stopped_for: str | None = None
         #: Why report.html could not be written (said in the terminal), or None.
         self.report_error: str | None = None
+        session.config.pluginmanager.register(
+            TerminalView(session, self.campaign, lambda: self._agentic_session(session.config)), "agentic-terminal")
         if session.config.getoption("htmlpath", None):
             from .htmlreport import HtmlRows
 
@@ -131,7 +134,8 @@ class Controller:
         """The most runs of ``entry`` this session has in flight at once, over all its processes."""
         option = self.session.config.option
         workers = getattr(option, "numprocesses", None) if getattr(option, "dist", "no") != "no" else None
-        per_process = min(self.session.concurrency, entry.max_concurrency or self.session.concurrency)
+        concurrency = self.session.concurrency or 1  # a llama.cpp server's runs are not adaptive
+        per_process = min(concurrency, entry.max_concurrency or concurrency)
         return per_process * (workers if isinstance(workers, int) and workers > 0 else 1)
 
     def stop_servers(self) -> None:
@@ -148,6 +152,7 @@ class Controller:
         self.server_logs.clear()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.campaign.pacing.add(getattr(report, scheduler.PACING_ATTR, None))
         if report.when == "teardown":
             self.finished_items.add(report.nodeid)
         announced = getattr(report, outcome.STARTED_ATTR, None)
@@ -177,6 +182,7 @@ class Controller:
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not cut
         self.campaign.notes = self.notes()
         self.campaign.budget_skipped = self.budget_skipped
+        self.campaign.pacing.add(scheduler.pacing_news(session.config))  # this process's last news
         if self.campaign.path is not None:
             # The gates may change the exit status; pytest returns session.exitstatus as set here.
             session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures,
@@ -209,6 +215,7 @@ class Controller:
                                 unconfined=self.session.sandbox_choice == "none")]
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """The campaign, top down: the verdict (score, interval, gates), the tables, then where everything is."""
         campaign = self.campaign
         if self.stopped_for:
             terminalreporter.write_line(f"ERROR: {self.stopped_for}", red=True)
@@ -217,9 +224,19 @@ class Controller:
         records = sorted(campaign.records, key=lambda r: (r["model"], r["task"], r["run"]))
         tr = terminalreporter
         tr.section("agentic campaign")
-        for line in markdown_table(score_rows(records, max(self.session.runs, 1))).splitlines():
-            tr.write_line(line)
         for line in overall_lines(records):
+            tr.write_line(line, bold=True)
+        sections = self.verdicts.sections(records)
+        for title, body in sections:
+            if title == "CI gates":
+                tr.write_line("CI gates:", bold=True)
+                failed_gate = self.verdicts.final_exitstatus == GATE_FAILED_EXIT
+                for line in body.rstrip("\n").splitlines():
+                    tr.write_line(line, red=failed_gate and "FAIL" in line)
+        if not campaign.complete:
+            tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
+        tr.write_line("")
+        for line in markdown_table(score_rows(records, max(self.session.runs, 1))).splitlines():
             tr.write_line(line)
         modes = mode_rows(records)
         if modes:
@@ -231,16 +248,18 @@ class Controller:
             tr.write_line(line)
         for note in campaign.notes:
             tr.write_line(note, yellow=True)
-        for title, body in self.verdicts.sections(records):
-            tr.write_line("")
-            tr.write_line(f"{title}:", bold=True)
-            failed_gate = title == "CI gates" and self.verdicts.final_exitstatus == GATE_FAILED_EXIT
-            for line in body.rstrip("\n").splitlines():
-                tr.write_line(line, red=failed_gate and "FAIL" in line)
+        for title, body in sections:
+            if title != "CI gates":
+                tr.write_line("")
+                tr.write_line(f"{title}:", bold=True)
+                for line in body.rstrip("\n").splitlines():
+                    tr.write_line(line)
+        tr.write_line("")
+        tr.write_line(f"campaign written to {campaign.path}")
         if self.report_error:
             tr.write_line(f"report.html NOT written: {self.report_error}", red=True)
-        if not campaign.complete:
-            tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
-        tr.write_line(f"campaign written to {campaign.path}")
-        if not self.report_error and (campaign.path / "report.html").is_file():
+        elif (campaign.path / "report.html").is_file():
             tr.write_line(f"report: {(campaign.path / 'report.html').resolve().as_uri()}")
+        failed = sum(not r["passed"] for r in records)
+        if failed:
+            tr.write_line(f"failed runs: {failed}; their transcripts are under {campaign.path / 'transcripts'}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as StillRunning
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ class Agent:
         """
         if self.result is not None:
             raise RuntimeError("agent.run() was already called for this run; each run starts clean")
-        result = self.future.result() if self.future is not None else self.execute()
+        result = self._wait() if self.future is not None else self.execute()
         self.result = result
         self.item.stash[RESULT_KEY] = result
         if result.infra_error is not None:
@@ -106,6 +107,17 @@ class Agent:
             pytest.fail(f"the run ended without a final answer (stop reason: {result.stop_reason}, "
                         f"{result.turns} turns, {len(result.tool_calls)} tool calls)", pytrace=False)
         return result
+
+
+    def _wait(self) -> RunResult:
+        """The run started ahead; while it runs, the scheduler starts more if the model's limit grew."""
+        assert self.future is not None
+        while True:
+            try:
+                return self.future.result(timeout=0.1)
+            except StillRunning:
+                if self.session.scheduler is not None:
+                    self.session.scheduler.refill()
 
 
 def _redact_in_place(result: RunResult, secrets: list[str]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pytest
 
@@ -24,7 +24,12 @@ RESCORE = "agentic_rescore"
 PREDICTIONS = "agentic_predictions"
 CONCURRENCY = "agentic_concurrency"
 SHARD = "agentic_shard"
+TB = "agentic_tb"
 SANDBOX = "agentic_sandbox"
+
+#: --agentic-tb: how a failed agent run is reported (a few lines, or pytest's traceback of the checker).
+TracebackChoice = Literal["concise", "full"]
+FULL_TRACEBACK: TracebackChoice = "full"
 
 #: What --agentic-sandbox accepts (the names of run.sandbox.CHOICES, kept here so --help imports nothing).
 SANDBOX_CHOICES = ("auto", "bubblewrap", "none")
@@ -120,11 +125,17 @@ def add_options(parser: pytest.Parser) -> None:
                     help="re-judge a stored campaign with the current checkers by replaying its recorded tool "
                          "calls; no model is called")
     group.addoption("--agentic-concurrency", dest=CONCURRENCY, type=_positive_int, default=None, metavar="N",
-                    help="agent runs in flight at once in each pytest process, started ahead of the test "
-                         "bodies, which still judge them in order (default 1; ini agentic_concurrency)")
+                    help="the most agent runs of a model in flight at once in each pytest process, started "
+                         "ahead of the test bodies, which still judge them in order; 1: sequential (default: "
+                         "adaptive per model reached over HTTP, 1 for scripted and llama.cpp models; ini "
+                         "agentic_concurrency)")
     group.addoption("--agentic-shard", dest=SHARD, type=_shard, default=None, metavar="K/N",
                     help="run the K-th of N balanced shards of the campaign's runs (merge the shard "
                          "campaigns with agentic-merge)")
+    group.addoption("--agentic-tb", dest=TB, choices=get_args(TracebackChoice), default=None,
+                    help="how a failed agent run is reported: 'concise' (a few lines: model, task, run, failure "
+                         "mode, reason, answer excerpt, transcript) or 'full' (pytest's traceback of the checker); "
+                         "default: concise unless --tb=long|short|native or -vv")
     group.addoption("--agentic-sandbox", dest=SANDBOX, choices=SANDBOX_CHOICES, default=None,
                     help="how model-written code (run_tests, the checkers' probes) is contained: bubblewrap, "
                          "auto (bubblewrap; the session stops at start when it cannot be made) or none (runs "
@@ -143,7 +154,8 @@ def add_options(parser: pytest.Parser) -> None:
                          "make the session fail; other failed tests still do, and so do infra errors unless "
                          "--agentic-max-infra-errors bounds them")
     parser.addini("agentic_runs", "default runs per task and model", default=str(DEFAULT_RUNS))
-    parser.addini("agentic_concurrency", "default agent runs in flight per pytest process", default="1")
+    parser.addini("agentic_concurrency", "cap on a model's agent runs in flight per pytest process "
+                  "(empty: adaptive)", default="")
     parser.addini("agentic_sandbox", "how model-written code is contained: auto, bubblewrap or none", default="auto")
 
 
@@ -155,6 +167,11 @@ def whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int:
         return _whole_number(minimum)(config.getini(name))
     except argparse.ArgumentTypeError as exc:
         raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+
+def optional_whole_number_ini(config: pytest.Config, name: str, minimum: int) -> int | None:
+    """Like ``whole_number_ini``, None when the ini value is empty (not set)."""
+    return whole_number_ini(config, name, minimum) if str(config.getini(name)).strip() else None
 
 
 def sandbox_choice(config: pytest.Config) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from .campaign.failureblock import block_lines, headline
 from .campaign.untrusted import printable
 from .run import answerlines, sandbox
 from .run.failures import classify, tags
@@ -18,6 +19,8 @@ RECORD_ATTR = "agentic_record"
 TRANSCRIPT_ATTR = "agentic_transcript"
 #: Attribute under which the setup report announces a run (so a lost worker's run is not lost).
 STARTED_ATTR = "agentic_started"
+#: Attribute under which an agent test's setup and call reports say how many runs their process has in flight.
+IN_FLIGHT_ATTR = "agentic_in_flight"
 
 
 def safe_name(text: str) -> str:
@@ -173,3 +176,19 @@ def _scrub(value: Any, depth: int) -> Any:
         for name, attr in list(vars(value).items()):
             setattr(value, name, _scrub(attr, depth + 1))
     return value
+
+
+def make_concise(report: pytest.TestReport, record: RunRecord, transcript: dict[str, Any], transcript_file: str,
+                 report_link: str) -> None:
+    """Put a failed run's block (``campaign.failureblock``) in place of pytest's traceback of the checker.
+
+    It stays a traceback-shaped representation with a crash line, so pytest's short summary,
+    ``--tb=line`` and JUnit's failure message show the run's one-line headline.
+    """
+    from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
+
+    crash = getattr(report.longrepr, "reprcrash", None)
+    path, lineno = (crash.path, crash.lineno) if crash is not None else (report.location[0], (report.location[1] or 0) + 1)
+    lines = block_lines(record, transcript, transcript_file, report_link)
+    report.longrepr = ReprExceptionInfo(reprtraceback=ReprTracebackNative([line + "\n" for line in lines]),
+                                        reprcrash=ReprFileLocation(path, lineno, headline(record)))

@@ -98,19 +98,23 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
     report = yield
+    session = item.config.stash[SESSION_KEY]
     if report.when == "setup" and report.passed:
         announced = outcome.started(item)
         if announced is not None:
             setattr(report, outcome.STARTED_ATTR, announced)
+            setattr(report, outcome.IN_FLIGHT_ATTR, scheduler.in_flight(session, True))
     elif report.when == "call":
         built = outcome.build(item, report)
         if built is not None:
             record, transcript = built
-            replay = item.config.stash[SESSION_KEY].replay
+            replay = session.replay
             if replay is not None:
                 replay.annotate(record, transcript)
             setattr(report, outcome.RECORD_ATTR, record)
             setattr(report, outcome.TRANSCRIPT_ATTR, transcript)
+            setattr(report, outcome.IN_FLIGHT_ATTR, scheduler.in_flight(session, False))
+            setattr(report, scheduler.PACING_ATTR, scheduler.pacing_news(item.config))
             item.user_properties.extend(outcome.junit_properties(record))
             outcome.make_printable(report)
     return report

@@ -1,4 +1,4 @@
-"""Agent runs started ahead of pytest's item loop, N at a time (``--agentic-concurrency N``).
+"""Agent runs started ahead of pytest's item loop, as many as each model's limit allows.
 
 The process that runs the items (the only one, or each xdist worker) keeps the next runs
 in flight on a ``run.pool.RunPool`` while pytest works through its items one by one: when
@@ -8,6 +8,14 @@ in pytest's order. The item's ``agent`` fixture claims its prepared run; its tes
 checker, waits for the run and judges it in order, so reports, markers, JUnit properties
 and records are those of a sequential session. An item with no prepared run (a skip
 marker, concurrency 1, a run the window did not reach) runs in its test as before.
+
+How many at once, per model (``pacing_of``): a model reached over HTTP has an adaptive limit
+(``run.limiter``) capped by ``--agentic-concurrency N`` / ``max_concurrency`` (cap 1:
+sequential); a scripted model and a local llama.cpp server keep a fixed N (default 1). The
+window is twice the runs the models may have going now (``RunPool.cap``), read at each item:
+a limit that grows widens it at the next item; one that shrinks leaves prepared runs pending
+in the pool, which starts no more of a model's runs than its limit allows
+(``ModelLimiter.runs``).
 
 Which items come next: in a plain session, ``session.items`` in order; in an xdist worker,
 the items the controller has sent it and not yet run (xdist's ``WorkerInteractor.torun``),
@@ -26,29 +34,59 @@ from typing import Any
 import pytest
 
 from .fixture import Agent, spent_message
+from .run import limiter
 from .run.pool import RunPool
 from .run.task import task_spec_of
 from .session import SESSION_KEY, AgenticSession
 
+#: Where a call report carries its process's limiter news (plain dicts) to the controller.
+PACING_ATTR = "agentic_pacing"
 
-def caps_of(session: AgenticSession) -> dict[str, int]:
-    """Per-model caps: ``max_concurrency``, and a local server's explicit slot count."""
-    caps: dict[str, int] = {}
+
+def pacing_of(session: AgenticSession) -> dict[str, tuple[int, int, bool]]:
+    """Per model: (start, cap, adaptive). Caps: ``--agentic-concurrency``, ``max_concurrency``,
+    a local server's explicit ``parallel``; adaptive for a model reached over HTTP whose cap is over 1."""
+    pacing: dict[str, tuple[int, int, bool]] = {}
     for entry in session.selected_models():
-        limits = [entry.max_concurrency, (entry.server or {}).get("parallel")]
-        limits = [n for n in limits if n]
-        if limits:
-            caps[entry.name] = min(limits)
-    return caps
+        caps = [n for n in (session.concurrency, entry.max_concurrency, (entry.server or {}).get("parallel")) if n]
+        local_cpu = (entry.server or {}).get("kind") == "llama.cpp"
+        if entry.scripted or session.replay is not None or local_cpu:
+            fixed = min([session.concurrency or 1, *caps])  # today's rule: N, default 1
+            pacing[entry.name] = (fixed, fixed, False)
+        else:
+            cap = min(caps) if caps else limiter.CAP
+            pacing[entry.name] = (min(limiter.START, cap), cap, cap > 1)
+    return pacing
+
+
+def install_limiters(session: AgenticSession) -> dict[str, limiter.ModelLimiter]:
+    """The limiters of this process's models that answer over HTTP (scripted ones are never rate-limited)."""
+    limiter.reset()
+    gates = {}
+    for name, (start, cap, adaptive) in pacing_of(session).items():
+        entry = session.entry(name)
+        if not entry.scripted and session.replay is None:
+            gates[name] = limiter.install(name, start, cap, adaptive)
+    return gates
+
+
+def pacing_news(config: pytest.Config) -> dict[str, Any] | None:
+    """This process's limiter news since the last report, for a call report (None when there is none)."""
+    news = limiter.drain_all()
+    if not news:
+        return None
+    return {"worker": getattr(config, "workerinput", {}).get("workerid"), "models": news}
 
 
 class Prefetcher:
-    def __init__(self, session: AgenticSession, pytest_session: pytest.Session) -> None:
+    def __init__(self, session: AgenticSession, pytest_session: pytest.Session,
+                 gates: dict[str, limiter.ModelLimiter]) -> None:
         self.session = session
         self.items = pytest_session.items
         self.config = pytest_session.config
-        self.pool = RunPool(session.concurrency, caps_of(session))
-        self.window = 2 * session.concurrency
+        pacing = pacing_of(session)
+        self.caps = {name: cap for name, (_, cap, _) in pacing.items()}
+        self.pool = RunPool(sum(self.caps.values()), self.caps, gates)
         #: Prepared and not yet claimed, by node id; a claimed run leaves (memory stays bounded).
         self.agents: dict[str, Agent] = {}
         self._started: dict[str, threading.Event] = {}
@@ -58,7 +96,13 @@ class Prefetcher:
                              if type(p).__name__ == "WorkerInteractor"), None)
         self._worksteal = getattr(self.config.option, "dist", None) == "worksteal"
         self._factory = getattr(self.config, "_tmp_path_factory", None)
+        self._current: tuple[pytest.Item, pytest.Item | None] | None = None
         _ = session.secrets  # read the environment once, here, not from the pool's threads
+
+    @property
+    def window(self) -> int:
+        """How far ahead runs are prepared: twice the runs the models may have in flight now."""
+        return 2 * sum(self.pool.cap(name) or cap for name, cap in self.caps.items())
 
     # -- which items come next --------------------------------------------------
     def upcoming(self, item: pytest.Item, nextitem: pytest.Item | None) -> list[pytest.Item]:
@@ -82,6 +126,7 @@ class Prefetcher:
 
     # -- starting runs ------------------------------------------------------------
     def top_up(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        self._current = (item, nextitem)
         if self.pool.stopping.is_set():
             return
         for upcoming in self.upcoming(item, nextitem):
@@ -90,6 +135,12 @@ class Prefetcher:
             self._seen.add(upcoming.nodeid)
             if self.eligible(upcoming):
                 self.submit(upcoming)
+
+    def refill(self) -> None:
+        """Top up again for the item being judged: called while its test waits for its run, so a
+        limit that grew meanwhile is filled now, not when the next item starts."""
+        if self._current is not None:
+            self.top_up(*self._current)
 
     def workspace_root(self, item: pytest.Item) -> Path:
         name = re.sub(r"[\W]", "_", item.name)[:30]
@@ -153,14 +204,23 @@ def start(pytest_session: pytest.Session) -> Prefetcher | None:
     """A prefetcher for the process that runs the items, when concurrency is asked for."""
     config = pytest_session.config
     session = config.stash[SESSION_KEY]
-    if (session.concurrency <= 1 or config.option.collectonly or not pytest_session.items
+    if (config.option.collectonly or not pytest_session.items
             or config.pluginmanager.has_plugin("dsession")):  # the xdist controller runs no item
         return None
     if not any(Prefetcher.eligible(item) for item in pytest_session.items):
         return None
-    prefetcher = Prefetcher(session, pytest_session)
+    gates = install_limiters(session)  # also in a sequential session: rate limits are waited out
+    if all(cap <= 1 for _, cap, _ in pacing_of(session).values()):
+        return None
+    prefetcher = Prefetcher(session, pytest_session, gates)
     session.scheduler = prefetcher
     return prefetcher
+
+
+def in_flight(session: AgenticSession, starting: bool) -> int:
+    """Runs this process has in flight: those running on its pool, and at least the item's own when ``starting``."""
+    ahead = session.scheduler.pool.in_flight() if session.scheduler is not None else 0
+    return max(ahead, 1) if starting else ahead
 
 
 def finish(pytest_session: pytest.Session, prefetcher: Prefetcher | None) -> None:

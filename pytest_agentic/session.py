@@ -38,9 +38,11 @@ class AgenticSession:
         # The ini value is held to what --runs accepts: one run at least.
         self.runs: int = runs if runs is not None else options.whole_number_ini(config, "agentic_runs", 1)
         concurrency = options.option(config, options.CONCURRENCY)
-        #: Agent runs in flight at once in this process (``--agentic-concurrency``); 1 runs each in its test.
-        self.concurrency: int = (concurrency if concurrency is not None
-                                 else options.whole_number_ini(config, "agentic_concurrency", 1))
+        #: The cap on each model's runs in flight in this process (``--agentic-concurrency``, ini
+        #: ``agentic_concurrency``); 1 runs each in its test; None: adaptive up to ``run.limiter.CAP``
+        #: for models reached over HTTP, 1 for scripted models and llama.cpp servers (``scheduler.pacing_of``).
+        self.concurrency: int | None = (concurrency if concurrency is not None
+                                        else options.optional_whole_number_ini(config, "agentic_concurrency", 1))
         #: How model-written code is contained (``--agentic-sandbox``); set for this process's tools and checkers.
         self.sandbox_choice: str = options.sandbox_choice(config)
         sandbox.configure(self.sandbox_choice)  # type: ignore[arg-type]

@@ -96,6 +96,8 @@ class FaultServer(LocalEndpoint):
     is the share of calls answered with a fault (seeded, so a plain session sees
     the same sequence every time); ``stall_s`` is how long a 'timeout' fault waits;
     ``latency_s`` is how long every answer takes. ``peak`` counts the most calls in flight at once.
+    ``quota``: a provider's limit on calls in flight; a call beyond it is answered at once with
+    429 and ``Retry-After: retry_after`` (counted in ``rate_refused``, not in ``calls`` or ``peak``).
 
     ``like`` (one of ``SERVERS``) makes it refuse requests as that server does: llama.cpp answers
     500 to a history holding tool call arguments that are not JSON; with a ``context_window``
@@ -106,7 +108,8 @@ class FaultServer(LocalEndpoint):
 
     def __init__(self, solutions: dict[str, Solution], fault_rate: float = 0.0, seed: int = 0,
                  stall_s: float = 2.0, echo_auth: bool = False, kinds: tuple[str, ...] = FAULTS,
-                 latency_s: float = 0.0, like: str | None = None, context_window: int | None = None) -> None:
+                 latency_s: float = 0.0, like: str | None = None, context_window: int | None = None,
+                 quota: int | None = None, retry_after: str = "1") -> None:
         assert like in (None, *SERVERS), like
         self.solutions = solutions
         self.fault_rate = fault_rate
@@ -125,6 +128,10 @@ class FaultServer(LocalEndpoint):
         self.like = like
         self.context_window = context_window
         self.refused: dict[str, int] = {}
+        self.quota = quota
+        self.retry_after = retry_after
+        #: Calls refused with 429 because ``quota`` calls were in flight.
+        self.rate_refused = 0
         self.serve(self._handler())
 
     def refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
@@ -174,9 +181,11 @@ class FaultServer(LocalEndpoint):
         server = self
 
         class Handler(QuietHandler):
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -187,8 +196,14 @@ class FaultServer(LocalEndpoint):
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
                     server.arrived += 1
-                    server.in_flight += 1
-                    server.peak = max(server.peak, server.in_flight)
+                    over = server.quota is not None and server.in_flight >= server.quota
+                    server.rate_refused += over
+                    if not over:
+                        server.in_flight += 1
+                        server.peak = max(server.peak, server.in_flight)
+                if over:
+                    return self._send(429, {"error": {"message": "too many calls in flight", "type": "rate_limit"}},
+                                      {"Retry-After": server.retry_after})
                 try:
                     time.sleep(server.latency_s)
                     return self._answer(body)

@@ -42,15 +42,15 @@ def test_a_bimodal_campaign_shows_the_clustered_interval_everywhere(pytester):
                                            "--agentic-min-lower-bound", "0.2")
     result.assert_outcomes(passed=15, failed=15)
     assert result.ret == GATE_FAILED_EXIT
-    result.stdout.fnmatch_lines([
-        "*95% CI (task: Wilson; ALL: task-clustered)*",
-        f"*oracle*ALL*15/30*50.0%*{WIDE}*",
+    result.stdout.fnmatch_lines([  # the verdict first, then the tables
         f"- oracle: 15/30 = 50.0%, 95% CI {WIDE} (task-clustered t, 9 df, over 10 tasks; standard error 16.7 "
         "points, design effect 3.33); as if the 30 runs were independent (Wilson): 33.2%-66.8%",
         "- oracle: minimum detectable change (10 tasks x 3 runs): not computable: every task passed all or none*",
         f"- PASS min-pass-rate: oracle: pass rate 15/30 = 50.0% (95% CI {WIDE}, task-clustered t, 9 df) >= 40.0%",
         f"- FAIL min-lower-bound: oracle: 95% lower bound 12.3% (15/30; 95% CI {WIDE}, task-clustered t, 9 df) "
         "< 20.0%",
+        "*95% CI (task: Wilson; ALL: task-clustered)*",
+        f"*oracle*ALL*15/30*50.0%*{WIDE}*",
     ])
     folder = campaign_dir(pytester.path / "out")
     assert sum(r["passed"] for r in runs(folder)) == 15

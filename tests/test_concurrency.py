@@ -103,8 +103,16 @@ def test_never_more_than_n_calls_in_flight(pytester, endpoint, args, entry, most
     assert len(runs(campaign_dir(pytester.path / "out"))) == 12
 
 
-def test_sequential_session_sends_one_call_at_a_time(pytester, endpoint):
+@pytest.mark.parametrize("how", [["--agentic-concurrency", "1"], ["-o", "agentic_concurrency=1"]],
+                         ids=["flag", "ini"])
+def test_concurrency_1_sends_one_call_at_a_time(pytester, endpoint, how):
     say_ok_project(pytester, endpoint)
+    pytester.runpytest_subprocess("--runs", "4", "--agentic-out", "out", *how).assert_outcomes(passed=4)
+    assert endpoint.peak == 1
+
+
+def test_a_model_capped_at_1_is_sequential(pytester, endpoint):
+    say_ok_project(pytester, endpoint, max_concurrency=1)
     pytester.runpytest_subprocess("--runs", "4", "--agentic-out", "out").assert_outcomes(passed=4)
     assert endpoint.peak == 1
 

@@ -59,17 +59,23 @@ def test_comparison_predictions_and_a_failed_regression_gate(project):
     result = session(project, "--model", "near-miss", "-m", CORE, "--agentic-out", "out",
                      "--agentic-compare", "base", "--agentic-fail-on-regression", "--agentic-predictions", "p.yaml")
     assert result.ret == GATE_FAILED_EXIT
+    # Top down: the verdict (the score, the gates), then the tables and the other verdicts.
     result.stdout.fnmatch_lines([
+        "- near-miss: 0/9 = 0.0%*",
+        "CI gates:",
+        # Three tasks in common: a paired test cannot reach p < 0.05, so the verdict is Fisher's and says so.
+        "- FAIL fail-on-regression: near-miss: 9/9 -> 0/9, down, beyond noise (Fisher's exact test, p = 4.11e-05)",
+        f"gates FAILED (1 of 1): the session exits with status {GATE_FAILED_EXIT}",
+        "*near-miss*ALL*0/9*",
         "Comparison with an earlier campaign:",
         "*near-miss*task_09 know_when_to_stop*3/3*0/3*down*",
         "*near-miss*Total*9/9*0/9*-9 (beyond noise)*4.11e-05*",
         "Predictions:",
         "*1/2 predictions held; falsifiers triggered: F1*",
         "*P1*the near-miss passes everything*overall score 9/9*0/9*failed*",
-        "CI gates:",
-        # Three tasks in common: a paired test cannot reach p < 0.05, so the verdict is Fisher's and says so.
-        "- FAIL fail-on-regression: near-miss: 9/9 -> 0/9, down, beyond noise (Fisher's exact test, p = 4.11e-05)",
-        f"gates FAILED (1 of 1): the session exits with status {GATE_FAILED_EXIT}",
+        "campaign written to *",
+        "report: file://*",
+        "failed runs: 9; *",
     ])
     folder = campaign_dir(project.path / "out")
     summary = (folder / "summary.md").read_text()
@@ -110,9 +116,9 @@ def test_infra_errors_are_gated_apart_from_the_pass_rate(project):
                      "--agentic-gate-only", "--agentic-max-infra-errors", "2", "--agentic-min-pass-rate", "0.9")
     assert result.ret == GATE_FAILED_EXIT
     # Lost runs are not failed runs: the pass rate has nothing to judge, and that alone cannot pass a gate.
-    result.stdout.fnmatch_lines(["*down*ALL*0/0*3*",
-                                 "- FAIL min-pass-rate: down: pass rate no judged run < 90.0%",
-                                 "- FAIL max-infra-errors: 3 infra error(s) > 2 allowed"])
+    result.stdout.fnmatch_lines(["- FAIL min-pass-rate: down: pass rate no judged run < 90.0%",
+                                 "- FAIL max-infra-errors: 3 infra error(s) > 2 allowed",
+                                 "*down*ALL*0/0*3*"])
     assert [r["failure_mode"] for r in runs(campaign_dir(project.path / "out"))] == ["infra_error"] * 3
 
 

@@ -28,8 +28,10 @@ def test_the_box_binds_no_home_no_checkout_and_only_pytest_of_site_packages(tmp_
     argv = sandbox.bwrap_argv(_box(), [sys.executable, "-V"], tmp_path, sandbox.environment(pytest_path=True))
     mounted = [argv[i + 2] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind") and i + 2 < len(argv)]
     home = str(Path.home())
-    # $HOME shows only through the interpreter's own folders (pyenv keeps it under $HOME).
-    assert not [m for m in mounted if m == home or m.startswith(str(ROOT))]
+    # $HOME shows only through the interpreter's own folders (pyenv keeps it under $HOME); the
+    # checkout only through a venv that lies inside it (CI's .ci-venv), never its own files.
+    prefix = os.path.realpath(sys.prefix)
+    assert not [m for m in mounted if m == home or (m.startswith(str(ROOT)) and not m.startswith(prefix))]
     assert [m for m in mounted if m.startswith("/etc")] == []
     site = sandbox.site_packages()
     names = {Path(m).name for m in mounted if Path(m).parent == Path(site)}
@@ -43,10 +45,12 @@ def test_the_box_binds_no_home_no_checkout_and_only_pytest_of_site_packages(tmp_
 def test_code_in_the_box_sees_only_the_allow_listed_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENTIC_SANDBOX_TEST_TOKEN", "host-secret")
     ws = Workspace(tmp_path)
-    ws.populate({"show.py": "import os\nprint(sorted(os.environ))\nprint(os.path.exists(%r))\n" % str(ROOT)})
+    # The checkout's files: none is there (a venv inside the checkout, as CI's, shows only its own folders).
+    own = [str(ROOT / name) for name in ("README.md", "models.yaml", "pyproject.toml", "pytest_agentic", "tasks")]
+    ws.populate({"show.py": f"import os\nprint(sorted(os.environ))\nprint([os.path.exists(p) for p in {own!r}])\n"})
     out = run_bounded(ws, [sys.executable, "show.py"], 30.0)
     assert "AGENTIC_SANDBOX_TEST_TOKEN" not in out
-    assert "False" in out and out.endswith("[exit code 0]"), out
+    assert "[False, False, False, False, False]" in out and out.endswith("[exit code 0]"), out
 
 
 def test_the_workspace_and_a_private_tmp_are_the_only_writable_places(tmp_path):

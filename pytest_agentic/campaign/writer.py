@@ -14,6 +14,7 @@ import pytest
 
 from .._version import __version__
 from . import provenance, tables
+from .pacing import PacingLog
 from ..run.records import RunRecord
 from ..run.redact import redact
 from .summary import consistency_markdown, markdown_table, summary_markdown
@@ -63,6 +64,8 @@ class Campaign:
         self.servers: dict[str, dict[str, Any]] = {}
         #: Runs skipped because the campaign budget was spent (set by the controller).
         self.budget_skipped = 0
+        #: How each model's concurrency limit moved (fed by the controller from the reports).
+        self.pacing = PacingLog()
         if session.resume_dir is not None:
             from .resume import load_manifest, load_runs
 
@@ -153,6 +156,7 @@ class Campaign:
             "budget_usd": self.session.budget,
             "budget_skipped": self.budget_skipped,
             "servers": self.servers,
+            "pacing": self.pacing.as_dict(),
             "machine": provenance.machine(),
             "packages": provenance.packages(),
             "pytest_version": pytest.__version__,
@@ -173,6 +177,7 @@ class Campaign:
         self.finished_at = _now()
         self.complete = complete
         sections = self.verdicts.sections(sorted(self.records, key=_sort_key)) if self.verdicts is not None else []
+        sections = [*sections, *filter(None, [self.pacing.section()])]
         write_artefacts(self.path, self.records, runs=self.session.runs, seed=self.session.seed,
                         complete=self.complete, started_at=self.started_at, finished_at=self.finished_at,
                         notes=self.notes, sections=sections)

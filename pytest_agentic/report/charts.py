@@ -142,14 +142,20 @@ def mode_chart(series: Sequence[Any], modes: Sequence[dict[str, Any]]) -> ModeCh
 
 
 @dataclass
-class Scatter:
+class Plot:
+    """A chart with axes: its size, the plot area and the ticks."""
+
     width: float
     height: float
     plot: tuple[float, float, float, float]  # x, y, w, h
-    points: list[dict[str, Any]]
     xticks: list[tuple[float, str]]
     yticks: list[tuple[float, str]]
-    log: bool
+
+
+@dataclass
+class Scatter(Plot):
+    points: list[dict[str, Any]] = field(default_factory=list)
+    log: bool = False
     unpriced: list[str] = field(default_factory=list)
 
 
@@ -198,3 +204,50 @@ def scatter(points: Sequence[dict[str, Any]]) -> Scatter | None:
     yticks = [(fy(t / 100), f"{t}%") for t in (0, 25, 50, 75, 100)]
     return Scatter(width=px + pw + 200, height=py + ph + 44, plot=(px, py, pw, ph), points=out, xticks=xticks,
                    yticks=yticks, log=log, unpriced=unpriced)
+
+
+@dataclass
+class PacingChart(Plot):
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+
+def pacing_chart(pacing: dict[str, Any]) -> PacingChart | None:
+    """Each model's concurrency limit over the session (one step line per model and xdist worker),
+    a dot at each rate-limit cut; None when no limit was recorded (``campaign.json``'s ``pacing``)."""
+    steps: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for model, m in sorted(pacing.items()):
+        for e in m.get("events") or []:
+            steps.setdefault((model, e.get("worker") or ""), []).append(e)
+    if not steps:
+        return None
+    px, py, pw, ph = 50.0, 12.0, 560.0, 180.0
+    end = max(e["t"] for events in steps.values() for e in events)
+    end = max(end * 1.05, end + 1.0)
+    top = max(max(e["new"] for e in events) for events in steps.values())
+    top = max(top * 1.1, top + 1)
+
+    def fx(t: float) -> float:
+        return px + pw * t / end
+
+    def fy(limit: float) -> float:
+        return py + ph * (1 - limit / top)
+
+    lines = []
+    for i, ((model, worker), events) in enumerate(sorted(steps.items())):
+        points, cuts, level = [], [], None
+        for e in events:
+            if level is not None:
+                points.append((fx(e["t"]), fy(level)))
+            points.append((fx(e["t"]), fy(e["new"])))
+            level = e["new"]
+            if e["why"] == "rate limited":
+                cuts.append({"x": fx(e["t"]), "y": fy(e["new"]),
+                             "title": f"{e['t']:.1f} s: rate limited, {e['old']} to {e['new']} ({e['detail']})"})
+        points.append((fx(end), fy(level or 0)))
+        label = model + (f" ({worker})" if worker else "")
+        lines.append({"label": label, "series": i, "points": " ".join(f"{x:.1f},{y:.1f}" for x, y in points),
+                      "cuts": cuts, "end": fy(level or 0)})
+    yticks = [(fy(v), str(v)) for v in sorted({0, *(round(top * k / 4) for k in range(1, 4))})]
+    xticks = [(fx(end * k / 4), f"{end * k / 4:.0f} s") for k in range(5)]
+    return PacingChart(width=px + pw + 200, height=py + ph + 40, plot=(px, py, pw, ph), lines=lines,
+                       xticks=xticks, yticks=yticks)

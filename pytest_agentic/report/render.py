@@ -138,6 +138,8 @@ def page(sources: Sequence[Source], title: str | None = None) -> str:
         "task_chart": charts.task_chart(series, rows, runs, task_list),
         "mode_chart": charts.mode_chart(series, modes),
         "scatter": charts.scatter(points) if len(points) > 1 else None,
+        "pacing": [(c, chart) for c in campaigns
+                   if (chart := charts.pacing_chart(c.manifest.get("pacing") or {})) is not None],
         "leaderboard": _leaderboard(campaigns) if several else [],
         "csp": csp,
         # The page's own assets (package data, not model text): inlined as they are.

@@ -172,10 +172,13 @@ def run_agent(
         except InfraError as exc:
             result.infra_error = str(exc)
             result.retries += exc.retries
+            result.rate_limited += exc.rate_limited
             result.stop_reason = "infra_error"
             break
         result.turns = turn
         result.retries += outcome.retries
+        result.rate_limited += outcome.rate_limited
+        result.rate_limit_wait_s += outcome.rate_limit_wait_s
         result.prompt_tokens += outcome.prompt_tokens
         result.completion_tokens += outcome.completion_tokens
         result.usage_invalid += outcome.usage_invalid

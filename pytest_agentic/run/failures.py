@@ -47,7 +47,8 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
 def tags(result: RunResult) -> dict[str, Any]:
     """Secondary tags, kept for every run whether it passed or not (the endpoint's oddities only when seen)."""
     oddities = {"usage_invalid": result.usage_invalid, "dropped_tool_calls": result.dropped_tool_calls,
-                "truncated_tool_calls": result.truncated_tool_calls}
+                "truncated_tool_calls": result.truncated_tool_calls, "rate_limited": result.rate_limited,
+                "rate_limit_wait_s": round(result.rate_limit_wait_s, 3)}
     return {
         **{k: v for k, v in oddities.items() if v},
         "hallucinated_calls": result.hallucinated_calls,

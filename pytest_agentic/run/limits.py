@@ -29,6 +29,10 @@ class Limits:
     retry_backoff_cap_s: float = 30.0
     #: Seconds before one model call times out.
     request_timeout_s: float = 300.0
+    #: Seconds one model call may wait on rate-limit refusals in all (``Retry-After`` honoured up
+    #: to 60 s each) before the run is ``infra_error``: five minutes see a per-minute quota reset
+    #: five times, and bound what a dead quota costs a campaign.
+    max_rate_limit_wait_s: float = 300.0
 
     def merged(self, overrides: Mapping[str, Any], where: str) -> Limits:
         """A copy with ``overrides`` applied; unknown keys or bad values raise ValueError naming ``where``."""

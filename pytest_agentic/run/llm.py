@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import refusals
+from . import limiter, refusals
 from .limits import Limits
 from .models import ModelEntry
 
@@ -21,9 +21,10 @@ from .models import ModelEntry
 class InfraError(Exception):
     """The model call failed for a reason that is the endpoint's, not the model's."""
 
-    def __init__(self, message: str, retries: int = 0) -> None:
+    def __init__(self, message: str, retries: int = 0, rate_limited: int = 0) -> None:
         super().__init__(message)
         self.retries = retries
+        self.rate_limited = rate_limited
 
 
 #: The one warning litellm raises, at its import and at its first completion (when pydantic builds
@@ -177,6 +178,10 @@ class CallOutcome:
     completion_tokens: int = 0
     #: The endpoint reported usage that is not counted (negative, absurd, not a number).
     usage_invalid: bool = False
+    #: Times the call was refused for rate limit and sent again (not retries: no fault budget spent).
+    rate_limited: int = 0
+    #: Seconds it waited on those refusals (what the endpoint asked, or a backoff).
+    rate_limit_wait_s: float = 0.0
 
 
 def backoff_delay(attempt: int, *, base: float = 1.0, cap: float = 30.0, rng: random.Random | None = None) -> float:
@@ -205,6 +210,10 @@ def call_model(
     request, redirects away, other errors of the client. A refusal that the
     model's own output provoked (``run/refusals.py``: an outgrown context window, a tool call the
     server cannot read) raises ``ModelRefusal`` at once, whatever its status: it is the model's.
+
+    Under the model's limiter (``run.limiter``, installed for a session's HTTP models) the call
+    takes a slot first, and a rate-limit refusal is not a fault: it waits what the endpoint
+    asked and is sent again, spending no retry budget, for at most ``max_rate_limit_wait_s``.
     """
     litellm = litellm_module()
     kwargs: dict[str, Any] = dict(entry.params)
@@ -223,11 +232,27 @@ def call_model(
     never = _deterministic(litellm)
     # pydantic's serializer warnings quote the endpoint's malformed reply; the reply is judged here.
     warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
-    retries = 0
+    retries, limited, limited_s = 0, 0, 0.0
+    gate = limiter.get(entry.name)
     while True:
         try:
-            response = _complete_within(litellm, kwargs, limits.request_timeout_s + CALL_GRACE_S)
+            response = _gated(gate, never + (refusals.ModelRefusal,), litellm, kwargs,
+                              limits.request_timeout_s + CALL_GRACE_S)
             _check_shape(response)
+        except RateLimited as refused:
+            # Not a fault: the call waits what the endpoint asked and queues for its slot again,
+            # within its own bound (a dead quota must not hang the campaign).
+            wait = refused.wait if refused.wait is not None else backoff_delay(
+                limited, base=limits.retry_backoff_s, cap=limits.retry_backoff_cap_s)
+            wait = max(wait, MIN_RATE_LIMIT_WAIT_S)
+            if limited_s + wait > limits.max_rate_limit_wait_s:
+                raise InfraError(f"{_describe(refused.cause)} (rate limited {limited + 1} times; waiting more "
+                                 f"would pass max_rate_limit_wait_s = {limits.max_rate_limit_wait_s:g}s)",
+                                 retries, limited + 1) from refused.cause
+            limited += 1
+            limited_s += wait
+            sleep(wait)
+            continue
         except refusals.ModelRefusal as exc:  # the model's, not the endpoint's: no retry can fix it
             exc.retries = retries
             raise
@@ -250,7 +275,43 @@ def call_model(
         prompt, completion, invalid = _usage(response)
         cost = None if invalid else _cost(entry, response, prompt, completion)
         return CallOutcome(response=response, retries=retries, cost_usd=cost, prompt_tokens=prompt,
-                           completion_tokens=completion, usage_invalid=invalid)
+                           completion_tokens=completion, usage_invalid=invalid, rate_limited=limited,
+                           rate_limit_wait_s=limited_s)
+
+
+#: The shortest wait after a refusal (a ``Retry-After: 0`` would otherwise spin).
+MIN_RATE_LIMIT_WAIT_S = 0.05
+
+
+class RateLimited(Exception):
+    """The endpoint refused the call for rate limit (``run.limiter.rate_limit_signal``)."""
+
+    def __init__(self, cause: BaseException, wait: float | None) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.wait = wait
+
+
+def _gated(gate: limiter.ModelLimiter | None, never: tuple[type[BaseException], ...], litellm: Any,
+           kwargs: dict[str, Any], deadline_s: float) -> Any:
+    """The completion under the model's limiter, which hears how it went; a rate-limit refusal is ``RateLimited``."""
+    if gate is None:
+        return _complete_within(litellm, kwargs, deadline_s)
+    slot = gate.acquire()
+    try:
+        response = _complete_within(litellm, kwargs, deadline_s)
+    except Exception as exc:
+        limited, wait, why = (False, None, "") if isinstance(exc, never) else limiter.rate_limit_signal(exc)
+        if limited:
+            gate.refused(slot, why)
+            raise RateLimited(exc, wait) from exc
+        gate.failed(slot)
+        raise
+    except BaseException:
+        gate.failed(slot)
+        raise
+    gate.succeeded(slot)
+    return response
 
 
 def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) -> Any:

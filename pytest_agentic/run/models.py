@@ -28,8 +28,8 @@ ENTRY_KEYS = {
     "required_env": "names of environment variables the provider needs (e.g. AWS credentials)",
     "limits": "per-run limits overriding the task's (max_turns, max_seconds, ...)",
     "server": "a local server the plugin starts: kind llama.cpp or vllm",
-    "max_concurrency": "the most runs of this model in flight at once under --agentic-concurrency "
-                       "(a provider's rate limit), per pytest process",
+    "max_concurrency": "a cap on this model's runs in flight at once, per pytest process (a provider's "
+                       "rate limit; the adaptive limit stays under it); 1: one at a time",
 }
 PRICE_KEYS = ("input_per_token", "output_per_token")
 #: Parameters the harness sets itself; an entry may not override them.

@@ -8,6 +8,8 @@ on the endpoint, during which a thread holds no CPU and only a small stack.
 ``concurrent.futures.ThreadPoolExecutor`` has no per-key cap, hence this small scheduler:
 runs start in the order they were submitted, skipping over a run whose model is at its cap
 (``max_concurrency`` in models.yaml) so that another model's runs need not wait behind it.
+A model with an adaptive limit (``run.limiter``) is capped as that limit moves
+(``ModelLimiter.runs``: twice its calls in flight), and a limit that grows starts more.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
+
+from .limiter import ModelLimiter
 
 
 @dataclass
@@ -29,11 +33,15 @@ class _Pending:
 class RunPool:
     """Runs submitted callables on up to ``limit`` threads, at most ``caps[key]`` per key."""
 
-    def __init__(self, limit: int, caps: Mapping[str, int] | None = None) -> None:
+    def __init__(self, limit: int, caps: Mapping[str, int] | None = None,
+                 limiters: Mapping[str, ModelLimiter] | None = None) -> None:
         if limit < 1:
             raise ValueError(f"a pool needs at least one thread, got {limit}")
         self.limit = limit
         self.caps = dict(caps or {})
+        self.limiters = dict(limiters or {})
+        for gate in self.limiters.values():
+            gate.on_change(self.wake)
         #: Set when the session stops: runs in flight end at their next turn, pending ones never start.
         self.stopping = threading.Event()
         self._cond = threading.Condition()
@@ -51,13 +59,41 @@ class RunPool:
                 future.cancel()
                 return future
             self._pending.append(_Pending(key, fn, future))
-            if self._idle == 0 and len(self._threads) < self.limit:
-                thread = threading.Thread(target=self._work, name=f"agentic-run-{len(self._threads) + 1}",
-                                          daemon=True)
-                self._threads.append(thread)
-                thread.start()
+            self._spawn()
             self._cond.notify()
         return future
+
+    def _spawn(self) -> None:
+        """Start threads for the pending runs that may start now (called with the lock held)."""
+        free = len(self._threads) - sum(self._running.values())  # idle, or starting and about to look
+        while free < self._startable() and len(self._threads) < self.limit:
+            thread = threading.Thread(target=self._work, name=f"agentic-run-{len(self._threads) + 1}",
+                                      daemon=True)
+            self._threads.append(thread)
+            thread.start()
+            free += 1
+
+    def _startable(self) -> int:
+        """How many pending runs could start at once under the caps (called with the lock held)."""
+        room = self.limit - sum(self._running.values())
+        taken: dict[str, int] = {}
+        for job in self._pending:
+            if sum(taken.values()) >= room:
+                break
+            cap = self.cap(job.key)
+            if cap is None or self._running.get(job.key, 0) + taken.get(job.key, 0) < cap:
+                taken[job.key] = taken.get(job.key, 0) + 1
+        return sum(taken.values())
+
+    def wake(self) -> None:
+        """A model's limit moved: idle threads look again, and a thread starts if none is idle."""
+        with self._cond:
+            self._spawn()
+            self._cond.notify_all()
+
+    def cap(self, key: str) -> int | None:
+        gate = self.limiters.get(key)
+        return gate.runs if gate is not None else self.caps.get(key)
 
     def in_flight(self) -> int:
         with self._cond:
@@ -68,7 +104,7 @@ class RunPool:
         if sum(self._running.values()) >= self.limit:
             return None
         for i, job in enumerate(self._pending):
-            cap = self.caps.get(job.key)
+            cap = self.cap(job.key)
             if cap is None or self._running.get(job.key, 0) < cap:
                 return self._pending.pop(i)
         return None

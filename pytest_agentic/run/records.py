@@ -76,6 +76,10 @@ class RunResult:
     infra_error: str | None = None
     #: Retries spent on transient endpoint faults.
     retries: int = 0
+    #: Model calls refused for rate limit and sent again after a wait (not faults: no retry spent).
+    rate_limited: int = 0
+    #: Seconds the run's calls waited on those refusals.
+    rate_limit_wait_s: float = 0.0
     workspace: Path | None = None
     #: How the final message wrote a tool call as text (e.g. "fs_read as JSON inside <tool_call>"), or None.
     tool_call_as_text: str | None = None
