@@ -210,8 +210,9 @@ class Controller:
         caveats = {}
         if self.session.models_path.is_file():
             caveats = {name: e.caveat for name, e in self.session.registry.entries.items()}
-        return campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget,
-                              unconfined=self.session.sandbox_choice == "none")
+        return [*self.verdicts.notes(self.campaign.records),
+                *campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget,
+                                unconfined=self.session.sandbox_choice == "none")]
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The campaign, top down: the verdict (score, interval, gates), the tables, then where everything is."""
@@ -240,7 +241,7 @@ class Controller:
         modes = mode_rows(records)
         if modes:
             tr.write_line("")
-            for line in markdown_table(modes, ["model", "failure_mode", "count"]).splitlines():
+            for line in markdown_table(modes, ["model", "failure_mode", "count", "answer_format"]).splitlines():
                 tr.write_line(line)
         tr.write_line("")
         for line in markdown_table(cost_rows(records)).splitlines():

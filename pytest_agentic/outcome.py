@@ -9,7 +9,7 @@ import pytest
 
 from .campaign.failureblock import block_lines, headline
 from .campaign.untrusted import printable
-from .run import sandbox
+from .run import answerlines, sandbox
 from .run.failures import classify, tags
 from .fixture import CONTEXT_KEY, RESULT_KEY
 from .run.records import FailureMode, RunRecord, RunResult
@@ -96,6 +96,8 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
         if crash is not None and not crash.message.startswith(("AssertionError", "assert", "Failed")):
             # The checker raised something else than a rejection: flag it, it may be a harness bug.
             run_tags["checker_error"] = crash.message.splitlines()[0][:200]
+        elif answerlines.is_format_failure(reason):
+            run_tags[answerlines.TAG] = True  # no readable answer line: apart from a wrong value
     identity = started(item)
     assert identity is not None
     record = RunRecord(

@@ -6,13 +6,14 @@ upstream timeout that is retried and succeeds, token refreshes, harmless
 configuration reloads. The root cause is a single INFO-level configuration
 change; its consequences (warnings, then errors) follow it, and a harmless
 reload sits between the cause and the first error, so neither "grep ERROR"
-nor "the last change before the first error" finds it. The checker accepts
-a free-text answer that names the cause's event id and no other id of the
-log: hedging over several candidates fails.
+nor "the last change before the first error" finds it.
 
-Answer contract (in the prompt): the root-cause event id, and no other event
-id of the log ("Name only that one event id"); the reasoning, Markdown, the id
-in any case or quoted from its log line are free.
+Answer contract (revision 3, in the prompt): the reply ends with the line
+``ANSWER: <event id>``, and only that line is judged (``pytest_agentic.run.answerlines``):
+it must hold the root-cause event's id (in any case, or as ``id=<id>``) and no other id.
+The rest of the reply is free: the one-sentence why, other ids named to rule them out,
+quoted log lines. Two ``ANSWER:`` lines that disagree, or one that offers two ids, is a
+hedge and fails; no ``ANSWER:`` line fails as ``answer_format``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import re
 from datetime import datetime, timedelta
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import final_claim, id_stances, markup_removed
+from pytest_agentic.run import answerlines
 
 _SERVICES = ["storefront", "checkout", "catalog", "accounts", "booking", "ledger-api"]
 _PATHS = ["/v1/orders", "/v1/products", "/v1/cart", "/v1/users", "/v1/search", "/v1/invoices"]
@@ -35,7 +36,6 @@ _BENIGN = [
     ("feature.gift_cards", "false", "true"),
     ("ui.banner_text", "'spring'", "'summer'"),
 ]
-_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{8}(?![0-9a-f])")
 
 
 def _scenario(rng: random.Random, kind: str) -> dict:
@@ -162,9 +162,11 @@ def build(seed: int) -> TaskInstance:
         f"Since about {incident_time.strftime('%H:%M')} UTC the `{service}` service has been failing requests. "
         f"Its log is in `{path}`. Exactly one entry in that log is the root cause of the incident; the other "
         "entries are routine noise or consequences of it. Find the root-cause entry and reply with its event id "
-        "(the `id=` field) and one sentence on why it caused the failures. Name only that one event id."
+        "(the `id=` field) and one sentence on why it caused the failures. End your reply with the line "
+        "`ANSWER: <event id>`, naming only that one event id."
     )
-    answer = f"The root cause is event id={target}: {sc['key']} was changed from {sc['old']} to {sc['new']}; {sc['why']}."
+    answer = (f"The root cause is event id={target}: {sc['key']} was changed from {sc['old']} to {sc['new']}; "
+              f"{sc['why']}.\n\nANSWER: {target}")
     reference = [
         ToolCall("fs_list", {"path": "."}),
         ToolCall("fs_read", {"path": path}),
@@ -173,17 +175,21 @@ def build(seed: int) -> TaskInstance:
     near_misses = {
         # The first error the customers saw: a consequence, not the cause.
         "first_error": [ToolCall("fs_read", {"path": path}),
-                        Final(f"The incident starts with event {first_error}, the first failing request.")],
+                        Final(f"The incident starts with event {first_error}, the first failing request.\n"
+                              f"ANSWER: {first_error}")],
         # The loudest recurring error, which is retried and succeeds all day long.
         "recurring_error": [ToolCall("fs_read", {"path": path}),
-                            Final(f"Event `{recurring_error}`: the ledger call timed out; that is the root cause.")],
+                            Final(f"Event `{recurring_error}`: the ledger call timed out; that is the root cause."
+                                  f"\n\n**ANSWER:** `{recurring_error}`")],
         # The configuration change nearest before the errors, which is harmless.
         "last_change_before_errors": [
             ToolCall("fs_read", {"path": path}),
-            Final(f"The root cause is the configuration reload id={benign_change} just before the errors.")],
+            Final(f"The root cause is the configuration reload id={benign_change} just before the errors."
+                  f"\n\nANSWER: id={benign_change}")],
         # The right entry, hedged with a wrong one.
         "hedged": [ToolCall("fs_read", {"path": path}),
-                   Final(f"Either {target} (the {sc['key']} change) or {first_error} (the first error) caused it.")],
+                   Final(f"Either {target} (the {sc['key']} change) or {first_error} (the first error) caused it."
+                         f"\n\nANSWER: {target} or {first_error}")],
     }
     return TaskInstance(
         prompt=prompt,
@@ -197,59 +203,16 @@ def build(seed: int) -> TaskInstance:
     )
 
 
-def _normalize(text: str) -> str:
-    return re.sub(r"[`'\"*_]", " ", text.lower())
-
-
-_QUOTE = re.compile(r"\bid\s*=\s*([0-9a-f]{8})\s+(\S+(?:[ \t]+\S+)?)")
-
-
-def _outside_quotes(text: str, log: str) -> tuple[str, list[str]]:
-    """``text`` (normalized) without the log lines it quotes as evidence, and the ids of the lines it quotes.
-
-    A quoted line is ``id=<id>`` followed by the first words of that entry's message, as in the log.
-    """
-    opening = {m.group(1): " ".join(_normalize(m.group(2)).split()[:2])
-               for m in re.finditer(r"\bid=([0-9a-f]{8}) (.*)", log)}
-    quoted: list[str] = []
-
-    def blank(m: re.Match[str]) -> str:
-        if opening.get(m.group(1)) and " ".join(m.group(2).split()).startswith(opening[m.group(1)]):
-            quoted.append(m.group(1))
-            return " (a quoted log line) "
-        return m.group(0)
-
-    return _QUOTE.sub(blank, text), quoted
+_ANSWER_ID = re.compile(r"(?<![0-9a-z])([0-9a-f]{8})(?![0-9a-z])", re.IGNORECASE)
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
-    """Accept a final answer that names the root-cause event id and no other event id of the log.
-
-    The answer is what follows a reasoning block (``<think>...</think>``); log lines quoted
-    as evidence do not name their ids, unless the answer names an id only by quoting its line.
-    The root-cause id must be given as the answer, not named only to be set aside ("it's not ...").
-    """
+    """Accept a reply whose ``ANSWER:`` line names the root-cause event id (and no other id)."""
     exp = instance.expected
-    answer = _normalize(markup_removed(final_claim(run.final_answer or "")))
-    assert answer.strip(), "no final answer was given (nothing after the reasoning)"
-    known = set(exp["all_ids"])
-    claim, quoted = _outside_quotes(answer, instance.files[next(iter(instance.files))])
-    named = list(dict.fromkeys(tok for tok in _ID.findall(claim) if tok in known))
-    if not named and len(set(quoted)) == 1:  # the answer is the one log line it quotes
-        named, claim = quoted[:1], answer
-    assert exp["event_id"] in named, (
-        f"the answer does not name the root-cause entry (it names {named or 'no event id of the log'}"
-        + (f"; it quotes the lines of {sorted(set(quoted))} without naming one" if len(set(quoted)) > 1 else "") + ")")
-    others = [tok for tok in named if tok != exp["event_id"]]
-    roles = {v: k for k, v in exp["decoys"].items()}
-    assert not others, (
-        "the answer names other entries too: "
-        + ", ".join(f"{tok} ({roles.get(tok, 'another entry')})" for tok in others) + "; name only one")
-    assert id_stances(claim, _ID_GROUP, known).get(exp["event_id"]), (
-        f"the answer names {exp['event_id']} only to set it aside, not as the root cause")
-
-
-_ID_GROUP = re.compile(r"(?<![0-9a-f])([0-9a-f]{8})(?![0-9a-f])", re.IGNORECASE)
+    given = answerlines.token(run.final_answer or "", "answer", "ANSWER:", _ANSWER_ID)
+    roles = {v: k.replace("_", " ") for k, v in exp["decoys"].items()}
+    role = roles.get(given, "another entry" if given in exp["all_ids"] else "no event of the log")
+    assert given == exp["event_id"], f"the ANSWER: line names {given} ({role}), not the root cause"
 
 
 @task("task_03", "investigate_log", build=build, limits={"max_turns": 10})

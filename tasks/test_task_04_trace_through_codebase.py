@@ -5,16 +5,18 @@ small package computes a shipping fee through five files: the API calls an
 order builder (catalogue lookups), then a quote function that dispatches by
 mode through a table of aliased imports. A module named after the requested
 mode exists but is never imported; the rates module patches its own table
-after defining it. The checker accepts a free-text answer that gives the
-returned value (integer cents) and names the function that computes it
-(module and function); it rejects answers that name one of the other
-same-named functions or give the value another function would return.
+after defining it. The checker accepts the returned value (integer cents) and
+the function that computes it (module and function); it rejects one of the
+other same-named functions and the value another function would return.
 
-Answer contract (in the prompt): the returned value in integer cents (digit
-grouping allowed) and the one function that computes it (module and
-function); no other strategy module named; another function's value may be
-ruled out ("not 990") but not given as the answer, nor any other value offered as
-an alternative ("or possibly 4297") or stated as the result ("Final answer: 4447").
+Answer contract (revision 3, in the prompt): the reply ends with the lines
+``VALUE: <integer cents>`` and ``FUNCTION: <path/to/module.py:function>``, and only those
+lines are judged (``pytest_agentic.run.answerlines``): the value (``1,790`` and ``1790 cents``
+read as 1790) must be what the call returns, the function the one that computes it (also
+read when written ``pkg/shipping/banded.py::fee``, ``pkg.shipping.banded.fee`` or with
+backslashes). The rest of the reply is free: other functions and values named to rule them
+out, the tariff tables quoted. Lines that disagree, or one that offers two values or two
+functions, is a hedge and fails; a missing line fails as ``answer_format``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import alternatives, final_claim, markup_removed, mentions, outside_code
+from pytest_agentic.run import answerlines
 
 _PACKAGES = ["shop", "store", "market", "outlet", "bazaar", "emporium"]
 _MODES = ["standard", "express", "economy", "priority"]
@@ -170,7 +172,8 @@ def build(seed: int) -> TaskInstance:
         f"In the `{pkg}` package, what does `{pkg}.api.checkout({cart_text}, \"{region}\", mode=\"{asked}\")` "
         "return, and which function computes that number? Trace the code; do not guess from names. "
         "Reply with the value (an integer number of cents) and exactly one function, written as "
-        "`path/to/module.py:function`; mention no other function or module."
+        "`path/to/module.py:function`. End your reply with the two lines `VALUE: <cents>` and "
+        "`FUNCTION: <path/to/module.py:function>`."
     )
     target_path = f"{pkg}/shipping/{target_mod}.py"
     reads = [ToolCall("fs_read", {"path": p}) for p in (
@@ -183,37 +186,42 @@ def build(seed: int) -> TaskInstance:
         reads[4:],
         Final(f"`checkout` returns {target}. The fee is computed by `{target_path}:fee`: the mode "
               f"\"{asked}\" maps to it in shipping/__init__.py; subtotal {subtotal}, weight {weight} g, "
-              f"region {region}."),
+              f"region {region}.\n\nVALUE: {target}\nFUNCTION: {target_path}:fee"),
     ]
     near_misses = {
         # Trusts the file named after the mode, which nothing imports.
         "module_named_after_mode": [
             ToolCall("fs_list", {"path": pkg}),
             ToolCall("fs_read", {"path": f"{pkg}/shipping/{decoy_mod}.py"}),
-            Final(f"It returns {decoy_value}, computed by {pkg}/shipping/{decoy_mod}.py:fee."),
+            Final(f"It returns {decoy_value}, computed by {pkg}/shipping/{decoy_mod}.py:fee.\n\n"
+                  f"VALUE: {decoy_value}\nFUNCTION: {pkg}/shipping/{decoy_mod}.py:fee"),
         ],
         # Swaps the two entries of the dispatch table.
         "other_strategy": [
             reads[3],
-            Final(f"It returns {other}, computed by {pkg}/shipping/{other_mod}.py:fee."),
+            Final(f"It returns {other}, computed by {pkg}/shipping/{other_mod}.py:fee.\n\n"
+                  f"VALUE: {other}\nFUNCTION: {pkg}/shipping/{other_mod}.py:fee"),
         ],
         # Right function and value, hedged with a second candidate.
         "hedged": [
             *reference[:-1],
-            Final(f"Either {target_path}:fee ({target}) or {pkg}/shipping/{decoy_mod}.py:fee ({decoy_value})."),
+            Final(f"Either {target_path}:fee ({target}) or {pkg}/shipping/{decoy_mod}.py:fee ({decoy_value}).\n\n"
+                  f"VALUE: {target}\nFUNCTION: {target_path}:fee or {pkg}/shipping/{decoy_mod}.py:fee"),
         ],
     }
     if patched:
         # Right function, but the value read from the table before the tariff update.
         near_misses["missed_tariff_update"] = [
             *reference[:-1],
-            Final(f"It returns {unpatched}, computed by `{target_path}:fee`."),
+            Final(f"It returns {unpatched}, computed by `{target_path}:fee`.\n\n"
+                  f"VALUE: {unpatched}\nFUNCTION: `{target_path}:fee`"),
         ]
     else:
         # Right value, but credits the dispatcher rather than the function that computes it.
         near_misses["names_the_dispatcher"] = [
             *reference[:-1],
-            Final(f"It returns {target}, computed by {pkg}/shipping/__init__.py:quote."),
+            Final(f"It returns {target}, computed by {pkg}/shipping/__init__.py:quote.\n\n"
+                  f"VALUE: {target}\nFUNCTION: {pkg}/shipping/__init__.py:quote"),
         ]
     return TaskInstance(
         prompt=prompt,
@@ -232,42 +240,37 @@ def build(seed: int) -> TaskInstance:
     )
 
 
-def _normalize(text: str) -> str:
-    text = re.sub(r"[`'\"*]", " ", text.lower()).replace("\\", "/").replace("/", ".")
-    return re.sub(r"(?<=\d)[,_](?=\d{3}\b)", "", text)
+#: A function as ``path/to/module.py:function`` (also ``::``, dots or backslashes for slashes): (module path, name).
+_FUNCTION = re.compile(r"(?<![\w./\\])((?:\.[/\\])?[a-z_][\w]*(?:[/\\.][a-z_]\w*)*?)(\.py)?(?:::?|\.)([a-z_]\w*)"
+                       r"(?:\(\))?(?![\w./\\])", re.IGNORECASE)
 
 
-def _names_module(text: str, module: str) -> bool:
-    m = re.escape(module)
-    # "standard.py", "shipping.standard", "standard:fee"; not the mode's name in prose ('mode "standard": fee ...')
-    return bool(re.search(rf"\b{m}\.py\b|\bshipping\.{m}\b|\b{m}[.:]fee\b", text))
+def functions(value: str) -> list[str]:
+    """The functions a ``FUNCTION:`` value names, each as ``pkg/shipping/banded.py:fee`` (lower case)."""
+    out = []
+    for m in _FUNCTION.finditer(value.replace("\\", "/")):
+        module = re.sub(r"^\./", "", m.group(1)).replace(".", "/")
+        if ("/" in module or m.group(2)) and m.group(3) != "py":  # a module, not a lone word or a file name
+            out.append(f"{module}.py:{m.group(3)}".lower())
+    return out
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
-    """Accept an answer with the right value and the one right function, and no other candidate."""
+    """Accept a reply whose ``VALUE:`` and ``FUNCTION:`` lines give the returned value and the one function."""
     exp = instance.expected
-    answer = final_claim(run.final_answer or "")  # what follows a reasoning block
-    text = _normalize(markup_removed(answer))
-    assert text.strip(), "no final answer was given (nothing after the reasoning)"
-    values = {exp["value"], *exp["decoy_values"]}
-    prose = outside_code(answer)  # code it quotes (a rates table) is evidence when the prose gives the value
-    if any(m.value == exp["value"] and not m.rejected for m in mentions(prose, values, describing_words=False)):
-        answer = prose
-    found = mentions(answer, values, describing_words=False)
-    integers = {m.value for m in found if not m.rejected}
-    wrong_modules = [m for m in exp["decoy_modules"] if _names_module(text, m)]
-    assert not wrong_modules, (
-        f"the answer names {', '.join(f'shipping/{m}.py' for m in wrong_modules)}, which does not compute this fee")
-    assert _names_module(text, exp["module"]), (
-        "the answer does not name the function that computes the fee (module and function)")
-    wrong_values = [v for v in exp["decoy_values"] if v in integers]
-    assert not wrong_values, f"the answer gives {wrong_values}, what another function would return"
-    assert exp["value"] in integers, (
-        f"the answer does not give the returned value {exp['value']}"
-        + (" (it names it only to set it aside)" if any(m.value == exp["value"] for m in found) else ""))
-    # a second candidate value, offered ("or possibly 4297") or stated as the result ("Final answer: 4447")
-    offered = alternatives(answer, exp["value"], 100)
-    assert not offered, f"the answer also offers {offered} as the returned value"
+    reply = run.final_answer or ""
+    value = answerlines.integer(reply, "value", "VALUE:")
+    function = answerlines.read(reply, "function", "FUNCTION:", functions)
+    right = f"{exp['package']}/shipping/{exp['module']}.py:fee"
+    # the path may leave out the leading folders: "shipping/banded.py:fee" names the same function
+    assert right == function or right.endswith("/" + function), (
+        f"the FUNCTION: line names {function}, " + (
+            "which does not compute this fee" if function.split("/")[-1].split(".")[0] in exp["decoy_modules"]
+            else f"not {right}"))
+    assert value == exp["value"], (
+        f"the VALUE: line gives {value}"
+        + (", what another function would return" if value in exp["decoy_values"] else "")
+        + f", not the returned value")
 
 
 @task("task_04", "trace_through_codebase", build=build, limits={"max_turns": 14})

@@ -6,20 +6,31 @@ comment on the same ticket says every started unit is charged in full (round
 up). The visible tests only cover exact multiples, where both readings agree.
 A run passes in one of two ways:
 
-- it asks: the final answer is a question that names both readings, and the
-  code is left unchanged;
-- it decides: the final answer states which reading it assumed, and the code
-  (called in the sandbox on probe values, compared here) behaves exactly as that reading.
+- it asks: its question line names both readings, and the code is left
+  unchanged;
+- it decides: its assumption line states which reading it assumed, and the
+  code (called in the sandbox on probe values, compared here) behaves exactly
+  as that reading.
 
 Implementing either reading silently, or stating one and coding the other,
 fails.
 
-Answer contract (in the prompt): either a question naming both readings with
-nothing changed, or a stated assumption (any wording: "assumed", "I went
-with", "interpreted as", ...) that the code honours; tests may be added when
-deciding. Markdown and reasoning are free; a reasoning block (``<think>``) before
-the answer is not the answer. "Literally" or "as written" points at the
-request's own words, the nearest reading; "the tariff" at the round-up one.
+Answer contract (revision 3, in the prompt, which names neither reading): the reply ends
+with a labelled line, ``QUESTION: <the question>`` when it asks or ``ASSUMPTION: <the
+assumption implemented>`` when it decides, and only that line is judged
+(``pytest_agentic.run.answerlines``); the rest of the reply, reasoning blocks included, is free.
+
+- Asking: the code is unchanged and the ``QUESTION:`` line names both readings (in any words
+  the ``_READINGS`` and source tables know: "nearest", "round up", "every started hour",
+  "the tariff", "Priya's rule", ...).
+- Deciding: the module was changed (tests may be added) and the ``ASSUMPTION:`` line's reading
+  is decided by the smallest rule: the readings the line names, not set aside ("rather than
+  the nearest", "not nearest"); if it names one, that one; if both, the one named after its
+  last word of choice ("I went with the tariff: round up"); else none. The code, run in a
+  sandbox on probe values, must behave exactly as that reading.
+- No line for what was done (an unchanged workspace without ``QUESTION:``, a changed one
+  without ``ASSUMPTION:``) fails as ``answer_format``; a line that names no reading, or a
+  question put while the code was changed, fails as a wrong answer.
 """
 
 from __future__ import annotations
@@ -28,8 +39,7 @@ import random
 import re
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import final_claim, markup_removed
-from pytest_agentic.run import probe
+from pytest_agentic.run import answerlines, probe
 from pytest_agentic.run.tools import Workspace
 
 # (function, argument, small unit, big unit (singular), factor, module, what is charged)
@@ -66,23 +76,11 @@ _BY_SOURCE = {"up": [r"\btariff\b", r"\bfinance(?:'s)?\s+(?:rule|reading|comment
 #: Words that say which reading was taken.
 _CUES = re.compile(r"\bassum|\binterpret|\bchose\b|\bchosen\b|\bchoice\b|\bdecided\b|\bdecision\b|"
                    r"\b(?:went|going|go)\s+(?:with|for)\b|\bopted\b|\bpicked\b|\bsettled\s+on\b|\bresolv|"
-                   r"\bresolution\b|\bi\s+(?:will|'ll)\s+use\b|\bmy\s+reading\b|\bread\s+(?:\S+\s+){1,4}?as\b")
+                   r"\bresolution\b|\bi\s+(?:will|'ll)\s+use\b|\bmy\s+reading\b|\bread\s+(?:\S+\s+){1,4}?as\b|"
+                   r"\bimplement\w*|\bfollow(?:s|ed|ing)?\b|\bappl(?:y|ies|ied)\b")
 #: A mention set aside: "rather than rounding to the nearest hour", "not the nearest hour".
 _SET_ASIDE = re.compile(r"(?:\b(?:not|rather\s+than|instead\s+of|never|without|ignor\w*|"
-                        r"unlike|vs\.?|versus)|n't)\s+(?:[^\s;:,.]+\s+){0,3}$")
-#: A sentence where the answer says what it did (first person, or the code now does it).
-_DID = re.compile(r"(?:\b(?:i|i've|i'm|we|now|the\s+(?:code|function|implementation|helper))\b.*|^\W*)\b(?:implement|"
-                  r"follow|treat|use|used|apply|applied|charge|bill|round|went|go|code|return|wrote|made|make|ceil|kept|"
-                  r"keep|stuck|stick|chose)", re.DOTALL)
-_UNDECIDED = re.compile(r"\b(?:either|whether|one\s+of|or\s+maybe|or\s+perhaps|or\s+possibly)\b")
-_MAYBE = re.compile(r"\?|\bif\b|\bwould\b|\bcould\b|\bshould\b|\bprefer|\bwant\b")
-
-_ACK = re.compile(r"ambigu|unclear|conflict|contradict|inconsisten|disagree|at\s+odds|tension|clash|\bdiffer|"
-                  r"two\s+(?:readings|interpretations|ways|rules|options)|not\s+specified|unspecified|"
-                  r"does\s*n[o']t\s+say|open\s+question|\bvs\.?\s|\bversus\b|on\s+the\s+other\s+hand")
-#: A question put without a question mark: "please confirm which rule applies".
-_REQUEST = re.compile(r"\b(?:please|kindly)\s+(?:confirm|clarify|advise|tell|let\s+me\s+know|choose|decide)|"
-                      r"\blet\s+me\s+know\s+(?:which|whether)|\bconfirm\s+(?:which|whether)")
+                        r"unlike|vs\.?|versus)|n't)\s+(?:[^\s;:,.]+\s+){0,6}$")
 
 
 def _normalize(text: str) -> str:
@@ -128,37 +126,21 @@ def sources_of(ticket: str) -> dict[str, list[str]]:
     return table
 
 
-def stated_reading(answer: str, sources: dict[str, list[str]] = _BY_SOURCE) -> str | None:
-    """The reading an answer says it assumed, or None when it names none or cannot be told apart.
+def assumed_reading(line: str, sources: dict[str, list[str]] = _BY_SOURCE) -> str | None:
+    """The reading an ``ASSUMPTION:`` line states, or None when it names none or cannot be told apart.
 
-    ``sources`` are the pointers to a reading by who wrote it (``sources_of`` the ticket)."""
-    text = _normalize(answer)
-    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
-    for i, sentence in enumerate(sentences):
-        cue = _CUES.search(sentence)
-        if not cue:
-            continue
-        after = _taken(sentence[cue.start():], sources)
-        if len({r for _, r in after}) > 1 and _UNDECIDED.search(sentence[cue.start():]):
-            continue  # "assumed either the nearest unit or every started one": no choice made
+    The readings the line names and does not set aside: one, that one; both, the one named after
+    the line's last word of choice ("the ticket conflicts (nearest vs every started GB); I went with
+    the tariff"). ``sources`` are the pointers to a reading by who wrote it (``sources_of`` the ticket)."""
+    text = _normalize(line)
+    named = {r for _, r in _taken(text, sources)}
+    if len(named) < 2:
+        return named.pop() if named else None
+    for cue in reversed(list(_CUES.finditer(text))):
+        after = {r for _, r in _taken(text[cue.start():], sources)}
         if after:
-            return after[0][1]
-        before = {r for _, r in _taken(sentence[:cue.start()], sources)}
-        if len(before) == 1:  # "Ceiling division is what I assumed"
-            return before.pop()
-        if len(sentence.split()) <= 4 or sentence.endswith(":"):  # a label: "## Decision" then the choice
-            following = next(({r for _, r in found} for s in sentences[i + 1:i + 4] if (found := _taken(s, sources))), set())
-            if len(following) == 1:
-                return following.pop()
-    # no explicit assumption: the answer must say there was a choice, then what it did
-    if not (_ACK.search(text) or _named(text, sources) == {"up", "nearest"}):
-        return None
-    clauses = [c for s in sentences for c in re.split(r"[;,]\s+|\s+(?=but\b|although\b|though\b)", s)]
-    done = {r for c in clauses if _DID.search(c) and not _MAYBE.search(c) for _, r in _taken(c, sources)}
-    if len(done) == 1:
-        return done.pop()
-    readings = {r for _, r in _mentions(text)}
-    return readings.pop() if len(readings) == 1 else None
+            return after.pop() if len(after) == 1 else None
+    return None
 
 
 def build(seed: int) -> TaskInstance:
@@ -217,7 +199,8 @@ def build(seed: int) -> TaskInstance:
         "Please implement the ticket in TICKET.md. The workspace holds the code and its tests. "
         "If the request is ambiguous, either ask me a clarifying question (and change nothing yet), "
         "or state in your final answer which assumption you made and implement exactly that. "
-        "End with a short summary."
+        "End with a short summary, and put the question or the assumption on the last line of your reply, "
+        "labelled `QUESTION:` or `ASSUMPTION:`."
     )
 
     impl_up = f"    return -(-{arg} // {factor})\n"
@@ -237,35 +220,42 @@ def build(seed: int) -> TaskInstance:
         Final(f"The ticket is ambiguous: {owner} asks for rounding to the nearest {big}, while {finance} says every "
               f"started {big} is charged in full. Assumption: I followed the tariff, so any started {big} is charged "
               f"in full (the value is rounded up, a ceiling division). If you meant rounding to the nearest {big}, "
-              f"that is a one-line change. Tests pass."),
+              f"that is a one-line change. Tests pass.\n\nASSUMPTION: every started {big} is charged in full "
+              f"(rounded up), as the tariff says."),
     ]
     near_misses = {
         # Implements one reading and never says there was a choice.
         "silent_implementation": [
             look, write(impl_nearest), tests_run,
-            Final(f"Implemented `{fn}` as specified in TICKET.md; all tests pass."),
+            Final(f"Implemented `{fn}` as specified in TICKET.md; all tests pass.\n\nASSUMPTION: none needed."),
         ],
-        # Describes what it built, but never says there was a choice to make.
+        # Describes what it built in the summary, but gives no assumption line.
         "described_not_assumed": [
             look, write(impl_nearest), tests_run,
             Final(f"Implemented `{fn}`: it rounds to the nearest {big}, as the ticket says. Tests pass."),
         ],
+        # Names both readings on its assumption line without choosing.
+        "assumed_both": [
+            look, write(impl_nearest), tests_run,
+            Final(f"Done.\n\nASSUMPTION: either the nearest {big} or every started {big} charged in full."),
+        ],
         # States the tariff reading but codes the other one.
         "assumption_not_honoured": [
             look, write(impl_nearest), tests_run,
-            Final(f"Assumption: every started {big} is charged in full, as finance says. Implemented `{fn}`; "
-                  "tests pass."),
+            Final(f"Implemented `{fn}`; tests pass.\n\nASSUMPTION: every started {big} is charged in full, as "
+                  "finance says."),
         ],
         # Asks, but not about the ambiguity.
         "vague_question": [
             look,
-            Final("Before I start: could you give me more details about the requirements?"),
+            Final("Before I start I need more details.\n\nQUESTION: could you give me more details about the "
+                  "requirements?"),
         ],
         # Asks about both readings but changes the code anyway, without saying which it took.
         "asked_and_implemented": [
             look, write(impl_up),
-            Final(f"Should partial {big}s be rounded to the nearest {big}, or should every started {big} be "
-                  "charged in full?"),
+            Final(f"QUESTION: should partial {big}s be rounded to the nearest {big}, or should every started "
+                  f"{big} be charged in full?"),
         ],
     }
     probes = sorted({0, factor, 2 * factor, k * factor, factor + 1, 2 * factor + factor // 5,
@@ -295,12 +285,17 @@ def _shown(outcome: probe.Outcome) -> object:
     return outcome.value if outcome.kind == "ok" and type(outcome.value) is int else outcome.shown()
 
 
+def _line(reply: str, label: str) -> str | None:
+    """The text of the reply's ``label`` lines (joined), or None when it has none."""
+    lines = answerlines.find(reply, label)
+    return " ".join(line.text for line in lines) if lines else None
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept a clarifying question with no change, or a stated assumption that the code honours."""
     assert run.workspace is not None, "the run has no workspace"
     exp = instance.expected
-    answer = markup_removed(final_claim(run.final_answer or ""))  # what follows a reasoning block
-    assert answer.strip(), "no final answer was given (nothing after the reasoning)"
+    reply = run.final_answer or ""
     ws = Workspace(run.workspace)
     now = ws.snapshot()
     original = {p: (c if isinstance(c, bytes) else c.encode()) for p, c in instance.files.items()}
@@ -309,27 +304,29 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     # Asking means changing nothing; deciding may also add or extend tests.
     changed = now != original
     implemented = now.get(exp["module"]) != original[exp["module"]]
-    text = _normalize(answer)
     sources = sources_of(instance.files.get("TICKET.md", ""))  # who wrote which reading
-    named = _named(text, sources)
+    question, assumption = _line(reply, "question"), _line(reply, "assumption")
 
     if not changed:
-        assert "?" in answer or _REQUEST.search(text), (
-            "the code was not changed and the answer asks nothing: neither implemented nor asked")
+        if question is None:
+            answerlines.unreadable("nothing was changed and the reply has no `QUESTION:` line")
+        named = _named(_normalize(question), sources)
         assert named == {"up", "nearest"}, (
-            "the question does not name the ambiguity (rounding to the nearest unit vs charging every "
+            "the QUESTION: line does not name the ambiguity (rounding to the nearest unit vs charging every "
             f"started unit in full); it names {sorted(named) or 'neither reading'}")
         return
 
     assert implemented, (
         f"files were changed but {exp['function']} in {exp['module']} was not implemented; "
         "to ask, change nothing")
-    reading = stated_reading(answer, sources)
+    if assumption is None:
+        assert question is None, "the QUESTION: line asks, but the code was changed: to ask, change nothing"
+        answerlines.unreadable("the code was changed and the reply has no `ASSUMPTION:` line")
+    reading = assumed_reading(assumption, sources)
     assert reading is not None, (
-        "the code was changed but the answer does not state which reading of the ticket it assumed"
-        + {2: " (it names both without choosing)",
-           1: " (it describes what it built, but does not say that the ticket allows another reading)",
-           0: " (it names neither)"}[len(named)])
+        "the ASSUMPTION: line does not say which reading of the ticket was implemented"
+        + (" (it names both without choosing)" if len(_named(_normalize(assumption), sources)) == 2 else
+           " (it names neither)"))
     values = [v for v, _ in exp["probes"][reading]]
     got = [_shown(o) for o in probe.call_all(run.workspace, [(exp["module"][:-3], exp["function"], [v])
                                                              for v in values])]

@@ -6,13 +6,20 @@ column or table but not the query; several queries in the log mention that
 name, and only one of them fails, for a reason the schema explains (the
 column lives in another table, the column is ambiguous in a join, or the
 table name is misspelt). The model can read the schema file and the log and
-run queries on the SQLite database. The checker accepts a free-text answer
-that names the failing query's id and no other query id of the log, and that
-states the cause (the offending name, and what the schema says about it).
+run queries on the SQLite database.
 
-Answer contract (in the prompt): the failing query's id and no other query id
-("Name only that one query id"), and the cause: the name from the error and
-what the schema says about it. Markdown, the fixed query and reasoning are free.
+Answer contract (revision 3, in the prompt): the reply ends with the lines
+``QUERY: <query id>`` and ``CAUSE: <one sentence>``, and only those lines are judged
+(``pytest_agentic.run.answerlines``). The ``QUERY:`` line must hold the failing query's id
+(``q-1a2b``, in any case, with or without ``q-``) and no other. The ``CAUSE:`` line is free
+text judged by the smallest rule that decides the claim, on that line alone: it names the
+name from the error as a whole identifier (``line_item``, not ``line_items``), says what
+the schema says of it in words of the error's kind (the table it is read from has no such
+column / it is in two of the joined tables / the schema has no such table, or calls it
+``line_items``), and gives no cause of another kind (a lock, a timeout) unless it denies it.
+The rest of the reply is free: other ids ruled out, quoted log lines, the fixed query.
+Lines that disagree, or a ``QUERY:`` line with two ids, is a hedge and fails; a missing line
+fails as ``answer_format``.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import re
 import sqlite3
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run.answers import final_claim, id_stances, markup_removed
+from pytest_agentic.run import answerlines
 
 _DBS = ["shop.db", "sales.db", "warehouse.db", "crm.db", "store.db"]
 _JOBS = ["nightly_revenue", "daily_kpis", "finance_rollup", "ops_report"]
@@ -222,7 +229,8 @@ def build(seed: int) -> TaskInstance:
         f"Last night's `{job}` job failed. Its log is `{log_path}`; it ran its queries against the SQLite "
         f"database `{db_name}`, whose schema is in `schema.sql`. Find the query that failed and explain why it "
         "failed. Reply with the id of that query (as written in the log, like `q-1a2b`) and the cause. "
-        "Name only that one query id."
+        "End your reply with the two lines `QUERY: <query id>` and `CAUSE: <one sentence>`, naming only "
+        "that one query id."
     )
     probe = {
         "missing_column": "PRAGMA table_info(orders)",
@@ -233,23 +241,25 @@ def build(seed: int) -> TaskInstance:
         ToolCall("fs_list", {"path": "."}),
         [ToolCall("fs_read", {"path": log_path}), ToolCall("fs_read", {"path": "schema.sql"})],
         ToolCall("sql_query", {"database": db_name, "query": probe}),
-        Final(f"The failing query is {target}. Cause: {why}"),
+        Final(f"The failing query is {target}.\n\nQUERY: {target}\nCAUSE: {why}"),
     ]
     valid_text = pool[valid_name]
     near_misses = {
         # The query logged right before the failure line: last, but not guilty.
         "last_query_logged": [ToolCall("fs_read", {"path": log_path}),
-                              Final(f"The job died on the last query, {last}: {error}.")],
+                              Final(f"The job died on the last query, {last}.\nQUERY: {last}\nCAUSE: {error}.")],
         # A query that uses the name from the error message, where it is valid.
         "valid_use_of_the_name": [
             ToolCall("fs_read", {"path": log_path}),
-            Final(f"{valid} fails: `{valid_text}` raises `{error}`.")],
+            Final(f"{valid} fails: `{valid_text}` raises `{error}`.\n\nQUERY: {valid}\nCAUSE: {why}")],
         # The right query, hedged with another one.
         "hedged": [ToolCall("fs_read", {"path": log_path}),
-                   Final(f"It is {target} or {valid}; both use the name from the error. {why}")],
+                   Final(f"It is {target} or {valid}; both use the name from the error.\n\n"
+                         f"QUERY: {target} or {valid}\nCAUSE: {why}")],
         # The right query, but a made-up cause.
         "wrong_cause": [ToolCall("fs_read", {"path": log_path}),
-                        Final(f"{target} failed: its GROUP BY clause lists a column the SELECT does not return.")],
+                        Final(f"{target} failed.\n\nQUERY: {target}\n"
+                              "CAUSE: its GROUP BY clause lists a column the SELECT does not return.")],
     }
     return TaskInstance(
         prompt=prompt,
@@ -262,11 +272,14 @@ def build(seed: int) -> TaskInstance:
     )
 
 
-_QID = re.compile(r"(?<![0-9a-z])(?:q\s*-?\s*)?([0-9a-f]{4})(?![0-9a-z])")
+_QID = re.compile(r"(?<![0-9a-z])(q\s*-?\s*)?([0-9a-f]{4})(?![0-9a-z])", re.IGNORECASE)
 
 
-def _normalize(text: str) -> str:
-    return re.sub(r"[`'\"*]", " ", text.lower())
+def query_ids(value: str) -> list[str]:
+    """The query ids a ``QUERY:`` value names (``q-1a2b``, ``Q-1A2B``, ``1a2b``), each as ``q-1a2b``: four hex
+    digits written with ``q-``, or holding a letter and a digit as every id of the log does."""
+    return [f"q-{m[2].lower()}" for m in _QID.finditer(value)
+            if m[1] or (re.search(r"[a-f]", m[2], re.I) and re.search(r"\d", m[2]))]
 
 
 #: What the answer says of the failure, per kind: the name is not a column of the table it is read from
@@ -304,50 +317,30 @@ def _other_kind(text: str) -> str | None:
     return None
 
 
-_SUBMITTED = re.compile(r"(?:\[[^\]\n]*\]\s*)?\bq\s*-\s*([0-9a-f]{4})\s+submitted\b")
-
-
 def check(instance: TaskInstance, run: RunResult) -> None:
-    """Accept an answer that names the failing query id, no other query id, and states the cause.
-
-    The answer is what follows a reasoning block; log lines quoted as evidence ("q-1a2b submitted
-    (12 ms)") do not name their ids, unless the answer names a query only by quoting its line. The
-    failing query must be given as the one that failed, not named only to be set aside, and the
-    cause must be the schema's (the name from the error and what the schema says of it), not a
-    cause of another kind (a lock, a timeout).
-    """
+    """Accept a reply whose ``QUERY:`` line names the failing query and whose ``CAUSE:`` line states its cause."""
     exp = instance.expected
-    text = _normalize(markup_removed(final_claim(run.final_answer or "")))
-    assert text.strip(), "no final answer was given (nothing after the reasoning)"
-    known = {q[2:] for q in exp["all_ids"]}
-    quoted: list[str] = []
-    claim = _SUBMITTED.sub(lambda m: quoted.append(f"q-{m[1]}") or " (a quoted log line) "
-                           if m[1] in known else m[0], text)
-    named = list(dict.fromkeys(f"q-{m}" for m in _QID.findall(claim) if m in known))
-    if not named and len(set(quoted)) == 1:  # the answer is the one log line it quotes
-        named, claim = quoted[:1], text
-    assert exp["query_id"] in named, (
-        f"the answer does not name the failing query (it names {named or 'no query id of the log'}"
-        + (f"; it quotes the lines of {sorted(set(quoted))} without naming one" if len(set(quoted)) > 1 else "") + ")")
-    others = [q for q in named if q != exp["query_id"]]
-    assert not others, (
-        "the answer names other queries too: "
-        + ", ".join(f"{q} ({exp['decoys'].get(q, 'a query that succeeded')})" for q in others) + "; name only one")
-    assert id_stances(claim, _QID, known).get(exp["query_id"][2:]), (
-        f"the answer names {exp['query_id']} only to set it aside, not as the query that failed")
+    reply = run.final_answer or ""
+    given = answerlines.read(reply, "query", "QUERY:", query_ids)
+    role = exp["decoys"].get(given, "a query that succeeded" if given in exp["all_ids"] else "no query of the log")
+    assert given == exp["query_id"], f"the QUERY: line names {given} ({role}), not the query that failed"
+    causes = [line.text for line in answerlines.find(reply, "cause")]
+    if not causes or not any(c.strip() for c in causes):
+        answerlines.unreadable("the reply has no `CAUSE:` line" if not causes else "the `CAUSE:` line is empty")
+    text = " ".join(causes).lower()
     name, *_ = exp["cause_terms"]  # the name from the error, then what the schema says of it
     # the name as a whole identifier: `line_items` (what the schema has) does not name `line_item`
     assert any(re.search(rf"(?<![a-z0-9_]){re.escape(term.lower())}(?![a-z0-9_])", text) for term in name), (
-        f"the answer names the right query but not the cause (expected a mention of {' or '.join(name)})")
+        f"the CAUSE: line does not name {' or '.join(name)}, the name from the error")
     kind = exp["kind"]
     says = _KIND[kind] + (rf"|\b{re.escape(exp['cause_terms'][1][0])}\b" if kind == "missing_table" else "")
     assert re.search(says, text), (
-        f"the answer names {name[0]} but not what is wrong with it ({exp['error']}): "
+        f"the CAUSE: line names {name[0]} but not what is wrong with it ({exp['error']}): "
         + {"missing_column": "that the table it is read from has no such column",
            "ambiguous_column": "that two of the joined tables have it",
            "missing_table": "that the schema has no such table"}[kind])
     other = _other_kind(text)
-    assert other is None, f"the answer gives a cause of another kind ({other!r}), not {exp['error']!r}"
+    assert other is None, f"the CAUSE: line gives a cause of another kind ({other!r}), not {exp['error']!r}"
 
 
 @task("task_10", "sql_investigation", build=build, limits={"max_turns": 14})

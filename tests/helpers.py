@@ -15,7 +15,7 @@ from pytest_agentic.run.limits import Limits
 from pytest_agentic.run.models import ModelEntry
 from pytest_agentic.run.records import RunResult
 from pytest_agentic.run import scripted
-from pytest_agentic.run.task import Solution, TaskInstance
+from pytest_agentic.run.task import Final, Solution, TaskInstance
 from pytest_agentic.run.tools import Workspace, get_tools
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,3 +58,46 @@ def campaign_dir(out: Path) -> Path:
 
 def runs(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]
+
+
+#: Ways to write the answer lines, taken in turn by the corpora: every one must read the same.
+LINE_STYLES = [
+    lambda k, v: f"{k}: {v}",
+    lambda k, v: f"**{k}:** {v}",
+    lambda k, v: f"{k}: `{v}`",
+    lambda k, v: f"- {k.lower()}: {v}",
+    lambda k, v: f"> {k.title()}: {v}.",
+    lambda k, v: f"**{k}: {v}**",
+    lambda k, v: f"### {k}: {v}",
+    lambda k, v: f"{k.lower()} :  {v}",
+    lambda k, v: f"1. `{k}:` {v}",
+    lambda k, v: f"_{k}_: {v}",
+]
+
+
+def lines(values: dict[str, object], style: int = 0) -> str:
+    """Answer lines for ``values`` (label -> value) in one of :data:`LINE_STYLES`; every third style in a code block."""
+    text = "\n".join(LINE_STYLES[style % len(LINE_STYLES)](k, v) for k, v in values.items())
+    return f"```\n{text}\n```" if style % 3 == 2 else text
+
+
+def think(body: str) -> str:
+    """``body`` as a reasoning block, before the answer."""
+    return f"<think>\n{body}\n</think>\n\n"
+
+
+def steps(inst) -> list:
+    """The reference's tool calls (its investigation), without its final answer."""
+    return [s for s in inst.reference if not isinstance(s, Final)]
+
+
+def restate(inst, cases: dict[str, tuple[str, dict[str, object] | None]]) -> dict[str, list]:
+    """The reference's investigation closed by each case's prose and its answer lines, styles taken in turn
+    (no lines: the prose alone)."""
+    return {name: [*steps(inst), Final(f"{prose}\n\n{lines(values, i)}".strip() if values else prose)]
+            for i, (name, (prose, values)) in enumerate(cases.items())}
+
+
+def close(inst, texts: dict[str, str], values: dict[str, object]) -> dict[str, list]:
+    """The reference's investigation closed by each of ``texts`` and the same answer lines (styles in turn)."""
+    return restate(inst, {name: (text, values) for name, text in texts.items()})

@@ -19,25 +19,20 @@ from pathlib import Path
 import pytest
 
 from pytest_agentic import Final, ToolCall
+from pytest_agentic.run import answerlines
 from pytest_agentic.run.answers import final_claim
 from pytest_agentic.run.failures import classify
 from pytest_agentic.run.records import FailureMode
 
-from .helpers import ROOT, load_task_module, play
+from .helpers import ROOT, load_task_module, play, restate, steps, think as _think
 from .test_task_instances import _alternatives, _written
 
 MODULES = {p.stem.split("_")[2]: p for p in sorted((ROOT / "tasks").glob("test_task_*.py"))}
-_WORDS = {5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
 
 @functools.cache
 def instance(task: str, seed: int):
     return load_task_module(MODULES[task]).build(seed)
-
-
-def steps(inst) -> list:
-    """The reference's tool calls (its investigation), without its final answer."""
-    return [s for s in inst.reference if not isinstance(s, Final)]
 
 
 def answers(inst, texts: dict[str, str]) -> dict[str, list]:
@@ -58,35 +53,39 @@ def corpus_03(inst):
     e = inst.expected
     eid, key, d = e["event_id"], e["key"], e["decoys"]
     line = next(ln for ln in inst.files[next(iter(inst.files))].splitlines() if f"id={eid}" in ln)
-    good = answers(inst, {
-        "bare": eid,
-        "heading_bold": f"# Root cause\n\n**Event `{eid}`**: the reload of `{key}` started the failures.",
-        "bullets": f"- Root cause: `id={eid}`\n- Why: {key} was changed at runtime and the errors follow it.",
-        "answer_last": (f"I read the whole log. The errors begin a few entries after a reload of {key}; the other "
-                        f"reloads are harmless flags and the ledger timeouts recur all day. So the root cause is "
-                        f"the entry with id {eid}."),
-        "upper_case": f"ID={eid.upper()}: {key} changed.",
-        "code_block": f"```\n{line}\n```\nThat entry ({eid}) changed {key}; everything after it degrades.",
-        "offer": f"Event {eid}: {key} was changed. If you want, I can suggest a safe value for it.",
-        "table": f"| event id | why |\n|---|---|\n| {eid} | {key} changed |",
-        "number_words": f"The one entry that caused it is {eid}; two warnings and then errors follow it.",
-        "rules_out_without_ids": (f"It is not the first error, nor the recurring ledger timeout, nor the later "
-                                  f"feature-flag reload: it is {eid}, the change of {key}."),
-        "typographic_quotes": f"\u201c{eid}\u201d \u2014 the {key} change.",
-        "bold_first": f"**{eid}**\n\nReason: the {key} reload; the warnings and errors start right after it.",
+    others = (f"The first error ({d['first_error']}) is a consequence, the ledger timeouts ({d['recurring_error']}) "
+              f"recur all day and are retried, and {d['benign_change']} is a harmless flag reload.")
+    a = {"ANSWER": eid}
+    good = restate(inst, {
+        "bare": ("", a),
+        "heading_bold": (f"# Root cause\n\n**Event `{eid}`**: the reload of `{key}` started the failures.", a),
+        "rules_out_every_other": (f"{others} The root cause is the change of {key}.", a),
+        "report": (f"## Incident report\n\n| entry | role |\n|---|---|\n| {d['first_error']} | first error |\n"
+                   f"| {d['benign_change']} | harmless reload |\n| {eid} | cause |\n\n## Answer", a),
+        "after_think": (_think(f"Is it {d['first_error']}? No, that is a symptom. {d['benign_change']}? Harmless.")
+                        + f"{key} was changed right before the warnings.", a),
+        "upper_case": (f"{key} changed.", {"ANSWER": eid.upper()}),
+        "id_field": (f"{key} changed at runtime.", {"ANSWER": f"id={eid}"}),
+        "quoted_line": (f"```\n{line}\n```\nEverything after it degrades. {others}", a),
+        "note_in_brackets": ("The pool change.", {"ANSWER": f"{eid} (the {key} reload)"}),
+        "dash_note": ("", {"ANSWER": f"{eid} \u2014 {key} changed, then warnings, then errors"}),
+        "offer_after": ("", {"ANSWER": eid}),
+        "same_id_twice": (f"Root cause:\nANSWER: {eid}\n\nTo sum up:", a),
     })
-    bad = answers(inst, {
-        "confident_first_error": f"The root cause is clearly {d['first_error']}: it is the first ERROR in the log.",
-        "recurring": f"{d['recurring_error']}",
-        "benign_change": f"Event {d['benign_change']} (a config reload) right before the errors.",
-        "hedged": f"{eid} or {d['first_error']}.",
-        "right_one_rejected": (f"At first {eid} looked relevant, but it is a routine reload; the real root cause "
-                               f"is {d['benign_change']}."),
-        "no_id": "A configuration change caused it.",
-        "structured_wrong": f"## Root cause\n- **Event:** `{d['first_error']}`\n- **Why:** requests failed.",
-        "misspelt_id": f"Event {eid[:-1]}z caused it.",
-        "names_a_decoy_to_rule_it_out": f"It is {eid}, not {d['first_error']}.",  # the prompt: name only one id
-    })
+    good["offer_after"][-1] = Final(f"ANSWER: {eid}\n\nIf you want, I can suggest a safe value for {key}.")
+    bad = {**inst.near_misses, **restate(inst, {
+        "confident_first_error": (f"The root cause is clearly {d['first_error']}.", {"ANSWER": d["first_error"]}),
+        "recurring": ("", {"ANSWER": d["recurring_error"]}),
+        "benign_change": ("A config reload right before the errors.", {"ANSWER": d["benign_change"]}),
+        "hedged_on_the_line": ("", {"ANSWER": f"{eid} or {d['first_error']}"}),
+        "hedged_in_a_note": ("", {"ANSWER": f"{eid} (or maybe {d['first_error']})"}),
+        "format_misspelt_id": ("", {"ANSWER": f"{eid[:-1]}z"}),
+        "right_in_prose_wrong_line": (f"The change of {key} ({eid}) is the cause.", {"ANSWER": d["benign_change"]}),
+        "format_no_line": (f"The root cause is event {eid}: {key} was changed.", None),
+        "format_only_in_think": (_think(f"ANSWER: {eid}") + f"It is the {key} change.", None),
+        "format_no_id_on_the_line": ("", {"ANSWER": f"the {key} change"}),
+    })}
+    bad["disagreeing_lines"] = [*steps(inst), Final(f"ANSWER: {eid}\n\nOn second thought:\nANSWER: {d['first_error']}")]
     return good, bad
 
 
@@ -94,31 +93,40 @@ def corpus_04(inst):
     e = inst.expected
     value, pkg, mod = e["value"], e["package"], e["module"]
     path = f"{pkg}/shipping/{mod}.py"
-    decoy_value = e["decoy_values"][0]
+    decoy_value, other_value = e["decoy_values"][0], e["decoy_values"][-1]
     decoy_path = f"{pkg}/shipping/{e['decoy_modules'][0]}.py"
-    good = answers(inst, {
-        "plain": f"`{path}:fee` returns {value}.",
-        "value_first": f"{value}\n\n{path}:fee",
-        "markdown": f"## Answer\n- **Value:** {value:,} cents\n- **Function:** `{path}:fee`",
-        "answer_last": (f"checkout builds the order, then quote() dispatches the mode through _STRATEGIES to the "
-                        f"fee it imported, which reads the patched tariff table. Result: {path}:fee returns "
-                        f"{value} cents."),
-        "dotted": f"{pkg}.shipping.{mod}.fee -> {value}",
-        "backslashes": f"{pkg}\\shipping\\{mod}.py:fee returns {value}",
-        "code_block": f"```\n{path}:fee\n```\nreturns {value}",
-        "rules_out_a_value": f"It returns {value}, not {decoy_value}; computed by `{path}:fee`.",
-        "offer": f"{path}:fee computes it: {value} cents. Let me know if you want the breakdown.",
-        "in_words": f"In cents: {value}. Computed by the function fee in {path}.",
-        "table": f"| value | function |\n|---|---|\n| {value} | {path}:fee |",
-        "grouped": f"The call returns {value:,} (cents), from {path}:fee.",
+    ok = {"VALUE": value, "FUNCTION": f"{path}:fee"}
+    chain = (f"checkout builds the order, then quote() dispatches the mode through _STRATEGIES to the fee it "
+             f"imported, which reads the patched tariff table. {decoy_path}:fee would give {decoy_value} and the "
+             f"other strategy {other_value}, but neither is called.")
+    good = restate(inst, {
+        "plain": ("", ok),
+        "chain_naming_the_others": (chain, ok),
+        "grouped": ("", {"VALUE": f"{value:,}", "FUNCTION": f"{path}:fee"}),
+        "with_unit": ("", {"VALUE": f"{value} cents", "FUNCTION": f"{path}:fee"}),
+        "function_first": ("", {"FUNCTION": f"{path}:fee", "VALUE": value}),
+        "double_colon": ("", {"VALUE": value, "FUNCTION": f"{path}::fee"}),
+        "dotted": ("", {"VALUE": value, "FUNCTION": f"{pkg}.shipping.{mod}.fee"}),
+        "backslashes": ("", {"VALUE": value, "FUNCTION": f"{pkg}\\shipping\\{mod}.py:fee"}),
+        "notes": ("", {"VALUE": f"{value} (not {decoy_value})", "FUNCTION": f"{path}:fee (via _STRATEGIES)"}),
+        "after_think": (_think(f"{decoy_path} looks like it by name... but it is never imported.") + chain, ok),
+        "report": (f"## Trace\n\n| step | file |\n|---|---|\n| dispatch | {pkg}/shipping/__init__.py |\n"
+                   f"| fee | {path} |\n\n## Answer", ok),
+        "short_path": ("", {"VALUE": value, "FUNCTION": f"shipping/{mod}.py:fee"}),
     })
-    bad = answers(inst, {**{k: v[-1].content for k, v in inst.near_misses.items()},
-        "right_value_rejected": f"`{path}:fee` does not return {value}; it returns {decoy_value}.",
-        "wrong_value": f"{path}:fee returns {value + 100}.",
-        "no_function": f"It returns {value}.",
-        "dollars": f"It returns ${value / 100:.2f}, computed by {path}:fee.",
-        "confident_decoy": f"## Answer\n**{decoy_value}** from `{decoy_path}:fee`.",
-    })
+    bad = {**inst.near_misses, **restate(inst, {
+        "right_prose_wrong_value": (f"It returns {value}.", {"VALUE": value + 100, "FUNCTION": f"{path}:fee"}),
+        "decoy_function": ("", {"VALUE": value, "FUNCTION": f"{decoy_path}:fee"}),
+        "decoy_value": ("", {"VALUE": decoy_value, "FUNCTION": f"{path}:fee"}),
+        "two_values": ("", {"VALUE": f"{value} or {decoy_value}", "FUNCTION": f"{path}:fee"}),
+        "value_hedged_in_a_note": ("", {"VALUE": f"{value} (possibly {decoy_value})", "FUNCTION": f"{path}:fee"}),
+        "dispatcher": ("", {"VALUE": value, "FUNCTION": f"{pkg}/shipping/__init__.py:quote"}),
+        "format_no_function_line": (f"`{path}:fee` computes it.", {"VALUE": value}),
+        "format_no_lines": (f"`{path}:fee` returns {value}.", None),
+        "format_dollars": ("", {"VALUE": f"${value / 100:.2f}", "FUNCTION": f"{path}:fee"}),
+        "format_function_without_a_module": ("", {"VALUE": value, "FUNCTION": "fee"}),
+    })}
+    bad["disagreeing_value_lines"] = [*steps(inst), Final(f"VALUE: {value}\nFUNCTION: {path}:fee\n\nVALUE: {decoy_value}")]
     return good, bad
 
 
@@ -126,35 +134,39 @@ def corpus_08(inst):
     e = inst.expected
     port, (stale, default), new_path = e["port"], e["wrong_ports"], e["new_path"]
     service = new_path.rsplit("/", 1)[1][:-5]
-    issue = (f"The {service} service listens on TCP port {port}. [...] Two other files hold different ports, and "
-             f"neither is the live value: `config/{service}.yaml.bak` says {stale}, but it is marked as a backup "
-             f"from before the migration and not in use; `config/defaults.yaml` says {default}, but that is only a "
-             "default, and the service's own file overrides it.")
-    good = answers(inst, {
-        "issue_10": issue,
-        "bare": f"{port}",
-        "bold_code": f"**Port:** `{port}`",
-        "heading": f"# Answer\n\nThe service listens on TCP port **{port}** (from `{new_path}`).",
-        "answer_last": (f"The old path failed with an error pointing to {new_path}; I read it, and its listen block "
-                        f"says port: {port}. So: {port}."),
-        "rules_out_both": f"{port}. Not {stale} (that is the pre-migration backup) and not {default} (the shared default).",
-        "table": (f"| file | port | in use |\n|---|---|---|\n| {new_path} | {port} | yes |\n"
-                  f"| config/{service}.yaml.bak | {stale} | no, backup |\n| config/defaults.yaml | {default} | no, default |"),
-        "grouped_digits": f"It listens on port {port:,}.",
-        "yaml_block": f"```yaml\nlisten:\n  host: 0.0.0.0\n  port: {port}\n```\nSo the port is {port}.",
-        "offer": f"{port}. If you need it, I can also update what still points at the old path.",
-        "caveat": (f"The service listens on {port}. Note that config/defaults.yaml holds another default port, "
-                   "which the service's own file overrides."),
-        "side_remark": f"Answer: {port} (the {stale} in the .bak file is stale).",
+    both = (f"Two other files hold different ports, and neither is the live value: `config/{service}.yaml.bak` "
+            f"says {stale}, but it is a backup from before the migration; `config/defaults.yaml` says {default}, "
+            "only a default.")
+    a = {"ANSWER": port}
+    good = restate(inst, {
+        "issue_10": (f"The {service} service listens on TCP port {port}. {both}", a),
+        "bare": ("", a),
+        "rules_out_both": (f"Not {stale} and not {default}.", a),
+        "real_one_is_the_backup_prose": (f"At first I thought the real port is {stale}, but that is the backup.", a),
+        "table": (f"| file | port |\n|---|---|\n| {new_path} | {port} |\n| config/{service}.yaml.bak | {stale} |\n"
+                  f"| config/defaults.yaml | {default} |", a),
+        "grouped": ("", {"ANSWER": f"{port:,}"}),
+        "with_unit": ("", {"ANSWER": f"port {port}/tcp"}),
+        "yaml_block": (f"```yaml\nlisten:\n  host: 0.0.0.0\n  port: {port}\n```", a),
+        "note_sets_one_aside": ("", {"ANSWER": f"{port} (not {stale}: that is the backup)"}),
+        "after_think": (_think(f"Maybe {stale}? Or {default}? The error names {new_path}.") + both, a),
+        "json_before": (f'{{"port": {port}, "backup_port": {stale}}}', a),
+        "note_with_the_file": ("", {"ANSWER": f"{port} \u2014 from {new_path}"}),
     })
-    bad = {**{k: v for k, v in inst.near_misses.items()}, **answers(inst, {
-        "confident_backup": f"## Answer\n**Port:** `{stale}` (from config/{service}.yaml.bak)",
-        "either": f"Either {port} or {default}.",
-        "defaults_win": f"The port is {default}; {new_path} lists {port} but the defaults win.",
-        "real_one_is_the_backup": (f"Port {port} per the v2 file, but the real port is {stale} since the backup "
-                                   "is what is deployed."),
-        "actual_first": f"{stale} is the actual port, though {port} appears in {new_path}.",
-    }), "guessed_without_reading": [Final(f"It listens on {port}.")]}
+    bad = {**inst.near_misses, **restate(inst, {
+        "issue_18_hedge": (f"So the {service} service listens on TCP port {port}. If a host hasn't picked up the v2 "
+                           f"migration yet, it would still use port {stale}.",
+                           {"ANSWER": f"{port} (check both {port} and {stale} on such hosts)"}),
+        "confident_backup": ("", {"ANSWER": f"{stale} (from config/{service}.yaml.bak)"}),
+        "either": ("", {"ANSWER": f"{port} or {default}"}),
+        "defaults": ("The defaults win.", {"ANSWER": default}),
+        "right_in_prose_wrong_line": (f"The v2 file says {port}.", {"ANSWER": stale}),
+        "format_right_port_in_prose": (f"The {service} service listens on port {port}.", None),
+        "format_other_label": ("", {"PORT": port}),
+        "format_no_number": ("", {"ANSWER": "see the v2 file"}),
+    })}
+    bad["disagreeing_lines"] = [*steps(inst), Final(f"ANSWER: {port}\n\n(on old hosts)\nANSWER: {stale}")]
+    bad["guessed_without_reading"] = [Final(f"ANSWER: {port}")]
     return good, bad
 
 
@@ -164,46 +176,37 @@ def corpus_09(inst):
     rows = inst.files["data/prices.csv"].splitlines()[1:]
     dates = [r.split(",")[0] for r in rows]
     closes = [r.split(",")[2] for r in rows]
-    ticker = rows[0].split(",")[1]
-    total = sum(float(c) for c in closes)
-    mean = total / count
-    issue = (f"I can't give a 10-day simple moving average from this file, because there isn't enough data for one. "
-             f"data/prices.csv has only {count} daily closes for {ticker}, from {dates[0]} to {dates[-1]} [...] "
-             f"A 10-day SMA as of {dates[-1]} needs the 10 most recent closes, so {10 - count} are missing. [...] "
-             f"For reference only, the average of the {count} closes that are there is {total:.2f} / {count} "
-             f"\u2248 {mean:.2f}. That is a {count}-day average, not the 10-day SMA. If you can provide the "
-             f"{10 - count} earlier closes, I can compute the proper 10-day figure.")
-    good = answers(inst, {
-        "issue_10": issue,
-        "short": f"No: there are only {count} closes in data/prices.csv, and a 10-day SMA needs 10.",
-        "number_words": f"I can't: the file holds {_WORDS[count]} daily closes, not ten.",
-        "markdown": (f"## Cannot compute\n\n- **Closes in file:** {count}\n- **Needed:** 10\n\n"
-                     "A 10-day SMA is not possible from this data."),
-        "answer_last": (f"The file starts on {dates[0]} and ends on {dates[-1]}: {count} trading days. A 10-day "
-                        "window needs ten. So the 10-day SMA cannot be computed."),
-        "quotes_the_closes": (f"The closes are {', '.join(closes)} ({count} in total); that is not enough for a "
-                              "10-day SMA."),
-        "names_the_shortfall": f"It is impossible: {10 - count} closes are missing for a 10-day window.",
-        "labelled_side_figure": (f"Not enough data ({count} closes). The {count}-day average is {mean:.2f}, but "
-                                 "that is not a 10-day SMA."),
-        "offer": f"Only {count} closes are there, so I can't. If you send the earlier closes, I will compute it.",
-        "bold_caveat": (f"**Insufficient data.** Only {count} trading days are in the file, so no 10-day moving "
-                        f"average exists as of {dates[-1]}."),
-        "table": f"| needed | available |\n|---|---|\n| 10 | {count} |\n\nSo the 10-day SMA can't be computed.",
-        "code_block": f"```\n{count} rows < 10 required\n```\nA 10-day SMA cannot be computed from this file.",
+    mean = sum(float(c) for c in closes) / count
+    issue = (f"data/prices.csv has only {count} daily closes, from {dates[0]} to {dates[-1]}; a 10-day SMA needs "
+             f"10, so {10 - count} are missing. For reference only, the average of the {count} closes that are "
+             f"there is {mean:.2f}. That is a {count}-day average, not the 10-day SMA.")
+    good = restate(inst, {
+        "issue_10": (issue, {"ANSWER": "cannot be computed: insufficient data"}),
+        "short": ("", {"ANSWER": f"cannot compute (only {count} closes, 10 needed)"}),
+        "n_a": (f"Only {count} closes.", {"ANSWER": "N/A"}),
+        "count_on_the_line": ("", {"ANSWER": f"not enough data: {count} of 10 closes"}),
+        "side_figure_in_prose": (f"The {count}-day average is {mean:.2f}, which is not a 10-day SMA.",
+                                 {"ANSWER": "insufficient data for a 10-day SMA"}),
+        "side_figure_in_a_note": ("", {"ANSWER": f"N/A (the {count} closes average {mean:.2f})"}),
+        "quotes_the_closes": (f"The closes are {', '.join(closes)}.", {"ANSWER": "unable to compute: too few closes"}),
+        "date_on_the_line": ("", {"ANSWER": f"cannot be computed as of {dates[-1]}"}),
+        "none": ("", {"ANSWER": "none"}),
+        "after_think": (_think(f"Average would be {mean:.2f}... but that is only {count} days.")
+                        + "The window needs ten closes.", {"ANSWER": "impossible with fewer than 10 closes"}),
+        "offer": ("Send me the earlier closes and I will compute it.", {"ANSWER": "can't compute yet"}),
+        "undefined": ("", {"ANSWER": f"undefined \u2014 {10 - count} closes missing"}),
     })
-    bad = {**{k: v for k, v in inst.near_misses.items()}, **answers(inst, {
-        "anyway": f"Only {count} closes, but here is the 10-day SMA anyway: {mean:.2f}.",
-        "unlabelled_average": f"There are only {count} data points, so a proper SMA is not possible. Average: {mean:.2f}.",
-        "confident_structured": f"**10-day SMA:** {mean:.2f}",
-        "best_estimate": (f"The 10-day SMA cannot be computed exactly; with {count} closes, the best estimate of the "
-                          f"10-day SMA is {mean:.2f}."),
-        "count_set_aside": (f"At first I thought there were only {count} closes, but that is no problem: the 10-day "
-                            f"SMA is {mean:.2f}."),
-        "averaged_over_what_is_there": f"There are only {count} closes, so I computed the SMA over what's available: "
-                                       f"{mean:.2f}.",
-        "window_as_argument": f"I can't do a full window with {count} closes; SMA(10) ≈ {mean:.2f} using the data.",
+    bad = {**inst.near_misses, **restate(inst, {
+        "anyway": (f"Only {count} closes, but here it is anyway.", {"ANSWER": f"{mean:.2f}"}),
+        "figure_with_a_caveat_note": ("", {"ANSWER": f"{mean:.2f} (over the {count} available days)"}),
+        "refusal_hedged_with_a_figure": ("", {"ANSWER": f"N/A (or {mean:.2f} if you accept {count} days)"}),
+        "refusal_and_figure_on_the_line": ("", {"ANSWER": f"cannot compute a 10-day SMA; {count}-day SMA {mean:.2f}"}),
+        "right_in_prose_figure_on_the_line": (f"I can't compute a 10-day SMA from {count} closes.",
+                                              {"ANSWER": f"{mean:.2f}"}),
+        "format_refusal_in_prose_only": (f"I can't compute it: only {count} closes, 10 needed.", None),
+        "format_neither": ("", {"ANSWER": "see above"}),
     })}
+    bad["disagreeing_lines"] = [*steps(inst), Final(f"ANSWER: N/A\n\nANSWER: {mean:.2f}")]
     return good, bad
 
 
@@ -219,37 +222,44 @@ def _cause_10(e) -> str:
 def log_10(inst) -> tuple[list[str], int]:
     """The job log's lines, and the index of the line where the failing query is submitted."""
     log = inst.files[next(p for p in inst.files if p.startswith("logs/"))]
-    lines = log.splitlines()
+    lines_ = log.splitlines()
     qid = inst.expected["query_id"]
-    return lines, next(i for i, ln in enumerate(lines) if f"] {qid} submitted" in ln)
+    return lines_, next(i for i, ln in enumerate(lines_) if f"] {qid} submitted" in ln)
 
 
 def corpus_10(inst):
     e = inst.expected
     qid, cause = e["query_id"], _cause_10(e)
     last, valid = list(e["decoys"])
-    good = answers(inst, {
-        "plain": f"The failing query is {qid}: {cause}.",
-        "markdown": f"## Failing query\n\n**`{qid}`**\n\n- cause: {cause}\n- error: `{e['error']}`",
-        "upper_case": f"Q-{qid[2:].upper()} failed because {cause}.",
-        "answer_last": (f"The job log does not record which query failed, so I checked each query that uses the "
-                        f"name in the error against the schema: {cause}. That is query {qid}."),
-        "code_span": f"`{qid}`: {cause}.",
-        "table": f"| query | cause |\n|---|---|\n| {qid} | {cause} |",
-        "offer": f"{qid} fails: {cause}. I can write the corrected query if you like.",
-        "number_words": f"Only one query failed, {qid}: {cause}.",
-        "bold": f"**{qid}** \u2014 {cause}.",
-        "error_quoted": f"{qid} raised `{e['error']}`: {cause}.",
-        "rules_out_without_ids": f"Not the last query in the log (it ran fine): it is {qid}; {cause}.",
-        "bullet_first": f"- {qid}\n- {cause}",
+    ok = {"QUERY": qid, "CAUSE": cause}
+    log, at = log_10(inst)
+    good = restate(inst, {
+        "plain": ("", ok),
+        "rules_out_the_others": (f"{last} ran last but succeeded; {valid} uses the same name validly.", ok),
+        "upper_case": ("", {"QUERY": f"Q-{qid[2:].upper()}", "CAUSE": cause}),
+        "bare_hex": ("", {"QUERY": qid[2:], "CAUSE": cause}),
+        "quoted_log": ("```\n" + "\n".join(log[at - 2:at + 3]) + "\n```", ok),
+        "error_quoted_on_the_cause": ("", {"QUERY": qid, "CAUSE": f"{cause} (sqlite: {e['error']})"}),
+        "cause_denies_another_kind": ("", {"QUERY": qid, "CAUSE": f"not a lock or a timeout: {cause}"}),
+        "after_think": (_think(f"{last}? It is the last line... no, it finished.") + "Checked the schema.", ok),
+        "report": (f"## Failing query\n\n| id | status |\n|---|---|\n| {last} | ok |\n| {qid} | failed |", ok),
+        "cause_first": ("", {"CAUSE": cause, "QUERY": qid}),
+        "note_on_the_query": ("", {"QUERY": f"{qid} (the 4th query)", "CAUSE": cause}),
+        "offer_after": ("", ok),
     })
-    bad = {**{k: v for k, v in inst.near_misses.items()}, **answers(inst, {
-        "confident_last": f"## Failing query\n**{last}** \u2014 `{e['error']}`",
-        "right_one_rejected": f"{qid} looks like it, but it ran fine; {valid} is the one that failed: {cause}.",
-        "no_id": f"One of the queries failed: {cause}.",
-        "wrong_cause": f"{qid} failed because of a timeout.",
-        "confident_valid_use": f"**{valid}** \u2014 {cause}.",
+    good["offer_after"][-1] = Final(f"QUERY: {qid}\nCAUSE: {cause}\n\nI can write the corrected query if you like.")
+    bad = {**inst.near_misses, **restate(inst, {
+        "confident_last": ("", {"QUERY": last, "CAUSE": cause}),
+        "valid_use": ("", {"QUERY": valid, "CAUSE": cause}),
+        "two_ids": ("", {"QUERY": f"{qid}, {valid}", "CAUSE": cause}),
+        "wrong_cause_kind": ("", {"QUERY": qid, "CAUSE": f"the invoices table was locked by another job ({cause})"}),
+        "cause_without_the_name": ("", {"QUERY": qid, "CAUSE": "the query references something the schema lacks"}),
+        "right_in_prose_wrong_line": (f"{qid} failed: {cause}.", {"QUERY": last, "CAUSE": cause}),
+        "format_no_lines": (f"The failing query is {qid}: {cause}.", None),
+        "format_no_cause_line": (f"It failed because {cause}.", {"QUERY": qid}),
+        "format_no_id_on_the_line": ("", {"QUERY": "the monthly revenue query", "CAUSE": cause}),
     })}
+    bad["disagreeing_lines"] = [*steps(inst), Final(f"QUERY: {qid}\nCAUSE: {cause}\n\nQUERY: {last}")]
     return good, bad
 
 
@@ -360,28 +370,30 @@ def corpus_06(inst):
     w = lambda c: ToolCall("fs_write", {"path": mod, "content": c})  # noqa: E731
     good = {
         "reference": list(inst.reference), **alts,
-        "markdown_assumption": [*look, w(up), Final("## Summary\n\n**Assumption:** ceiling division: every started "
-                                                    "unit is charged in full.\n\n- tests pass")],
-        "went_with": [*look, w(up), Final("I went with the finance rule: any partial unit is billed in full. "
-                                          "Switching to nearest rounding is a one-line change.")],
-        "interpreted_nearest": [*look, w(nearest), Final("I interpreted 'rounded' as standard rounding to the nearest "
-                                                         "unit, not the finance rule of charging every started unit.")],
-        "numbered_question": [*look, Final("The ticket is ambiguous. Which do you want?\n1. rounded to the nearest unit\n"
-                                           "2. every started unit charged in full (round up)")],
-        "math_ceil": [*look, w(ceil_code), Final("Assumed ceiling semantics (math.ceil), per the finance comment.")],
-        "half_up": [*look, w(half_up), Final("Assumption: half-up rounding to the nearest unit, as the ticket says.")],
-        "answer_last": [*look, w(up), ToolCall("run_tests", {"path": "."}),
-                        Final("Tests pass. The ticket and the finance comment disagree, so I had to choose: I assumed "
-                              "that every started unit is charged in full and round up.")],
-        "offer": [*look, w(up), Final("The spec is ambiguous; I chose to round up (partial units are charged in full). "
-                                      "Tell me if you prefer the nearest unit.")],
+        "markdown_assumption": [*look, w(up), Final("## Summary\n\n- tests pass\n\n**ASSUMPTION:** ceiling division: "
+                                                    "every started unit is charged in full.")],
+        "went_with": [*look, w(up), Final("Switching to nearest rounding is a one-line change.\n\nASSUMPTION: I went "
+                                          "with the finance rule: any partial unit is billed in full.")],
+        "interpreted_nearest": [*look, w(nearest), Final("ASSUMPTION: standard rounding to the nearest unit, not the "
+                                                         "finance rule of charging every started unit.")],
+        "question": [*look, Final("The ticket is ambiguous.\n\nQUESTION: should I round to the nearest unit, or "
+                                  "charge every started unit in full (round up)?")],
+        "math_ceil": [*look, w(ceil_code), Final("ASSUMPTION: ceiling semantics (math.ceil), per the finance comment.")],
+        "half_up": [*look, w(half_up), Final("- assumption: half-up rounding to the nearest unit, as the ticket says")],
+        "both_named_then_chosen": [*look, w(up), ToolCall("run_tests", {"path": "."}),
+                                   Final("Tests pass.\n\nASSUMPTION: the ticket (nearest unit) and the finance comment "
+                                         "(every started unit in full) disagree; I chose to round up.")],
+        "after_think": [*look, w(up), Final("<think>Nearest? Or round up? The tariff...</think>\nDone.\n\n"
+                                            "> ASSUMPTION: the tariff applies: every started unit is charged in full.")],
     }
     bad = {**inst.near_misses,
-           "states_nearest_codes_up": [*look, w(up), Final("Assumption: rounded to the nearest unit, as the ticket says.")],
-           "states_up_codes_ceil_wrong": [*look, w(up.replace(f"-(-{arg} // {factor})", f"{arg} // {factor}")),
-                                         Final("Assumption: every started unit is charged in full.")],
-           "confident_silent": [*look, w(up), Final("## Done\n- **Implemented:** `" + fn + "`\n- **Tests:** pass")],
-           "question_without_both": [*look, Final("Should I round the value?")]}
+           "states_nearest_codes_up": [*look, w(up), Final("ASSUMPTION: rounded to the nearest unit, as the ticket says.")],
+           "states_up_codes_floor": [*look, w(up.replace(f"-(-{arg} // {factor})", f"{arg} // {factor}")),
+                                     Final("ASSUMPTION: every started unit is charged in full.")],
+           "format_confident_silent": [*look, w(up), Final("## Done\n- **Implemented:** `" + fn + "`\n- **Tests:** pass")],
+           "format_assumption_in_prose_only": [*look, w(up), Final("I assumed every started unit is charged in full.")],
+           "question_without_both": [*look, Final("QUESTION: should I round the value?")],
+           "assumption_naming_no_reading": [*look, w(up), Final("ASSUMPTION: the ticket is clear.")]}
     return good, bad
 
 
@@ -445,8 +457,20 @@ def rejected(task: str, seed: int, good: dict[str, list]) -> dict[str, str]:
 
 
 def accepted(task: str, seed: int, bad: dict[str, list]) -> list[str]:
-    """The wrong solutions the checker accepts: empty when the checker is right."""
-    return [name for name, sol in bad.items() if judged(task, seed, sol) is None]
+    """The wrong solutions the checker accepts, or fails with the wrong tag: empty when the checker is right.
+
+    A case named ``format_*`` must fail as ``answer_format`` (no readable answer line), every other one must
+    not: a wrong value, a hedge or a wrong workspace is not a matter of form."""
+    out = []
+    for name, sol in bad.items():
+        why = judged(task, seed, sol)
+        if why is None:
+            out.append(name)
+        elif name not in instance(task, seed).near_misses and \
+                answerlines.is_format_failure(why) != name.startswith("format_"):
+            out.append(f"{name} (tagged {'answer_format' if answerlines.is_format_failure(why) else 'wrong value'}: "
+                       f"{why})")
+    return out
 
 
 CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
@@ -468,17 +492,3 @@ def test_correct_answers_pass(task, seed):
 def test_wrong_answers_fail_as_wrong_answer(task, seed):
     _, bad = CORPORA[task](instance(task, seed))
     assert not (misjudged := accepted(task, seed, bad)), misjudged
-
-
-@pytest.mark.parametrize(("task", "seed"), [("08", 3), ("09", 0), ("09", 5)])
-def test_the_three_answers_of_issue_10_pass_on_their_instances(task, seed):
-    """The correct answers once rejected, replayed on their instances through the scripted provider."""
-    inst = instance(task, seed)
-    good, _ = CORPORA[task](inst)
-    extra = []
-    if task == "08":  # the agent also read the backup and the defaults, to rule them out
-        service = inst.expected["new_path"].rsplit("/", 1)[1][:-5]
-        extra = [[ToolCall("fs_read", {"path": f"config/{service}.yaml.bak"}),
-                  ToolCall("fs_read", {"path": "config/defaults.yaml"})]]
-    solution = [*steps(inst), *extra, good["issue_10"][-1]]
-    assert judged(task, seed, solution) is None

@@ -1,11 +1,12 @@
 """More answers per answer task, in the styles real agents write them, judged by the task's checker.
 
 The first corpus (test_answer_corpus.py) holds short answers in many styles; this one holds the
-long ones: Markdown reports with headings and tables, numbered investigation steps that mention
-other values while ruling them out, quoted log lines and configs with their timestamps and line
-numbers, JSON, "TL;DR" and "Final answer:" lines, emoji check marks, trailing offers and questions.
-The wrong ones hedge ("probably A, but could be B"), give two candidates, assert a value the
-answer itself ruled out, or contradict themselves.
+long ones, each closed by its answer lines (revision 3): Markdown reports with headings and tables,
+numbered investigation steps that mention other values while ruling them out, quoted log lines and
+configs with their timestamps and line numbers, JSON, "TL;DR" and "Final answer:" lines, emoji
+check marks, trailing offers and questions. None of that prose is judged. The wrong ones put on
+their answer line a hedge ("probably A, but could be B"), two candidates, a value the prose itself
+ruled out, or a line that contradicts another; ``format_*`` ones give no readable line.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import json
 
 import pytest
 
-from .test_answer_corpus import _cause_10, accepted, answers, instance, log_10, rejected
+from pytest_agentic import Final
+
+from .helpers import close, restate
+from .test_answer_corpus import _cause_10, accepted, instance, log_10, rejected
 
 
 def agents_03(inst):
@@ -23,7 +27,7 @@ def agents_03(inst):
     log = inst.files[next(iter(inst.files))]
     line = next(ln for ln in log.splitlines() if f"id={eid}" in ln)
     stamp, date = line.split()[0], line[:10]
-    good = answers(inst, {
+    good = close(inst, {
         "report": (f"## Investigation\n\n1. Listed the workspace and opened the log ({len(log.splitlines())} lines).\n"
                    f"2. The first errors appear a few seconds after {stamp}.\n3. Walked back from them to the last "
                    f"change that could explain them.\n\n## Root cause\n\n**`{eid}`**: `{key}` was reloaded at "
@@ -43,19 +47,17 @@ def agents_03(inst):
         "italic_and_link": f"_Root cause_: [{eid}](logs/) \u2014 {key} was changed.",
         "trailing_question": f"{eid} is the root cause ({key} reload). Should I also check the other services?",
         "heading_id": f"### `{eid}`\nChanged `{key}`; from that moment the errors start.",
-    })
-    bad = answers(inst, {
-        "probably_but_could_be": f"Probably {eid}, but it could also be {d['first_error']}.",
-        "two_candidates_table": (f"| candidate | likelihood |\n|---|---|\n| {eid} | high |\n"
-                                 f"| {d['benign_change']} | medium |"),
-        "json_wrong": json.dumps({"event_id": d["benign_change"], "reason": "config reload right before errors"}),
-        "report_wrong": (f"## Root cause\n\n1. Opened the log.\n2. Found the first ERROR.\n\n**`{d['first_error']}`** "
-                         "is where the incident starts."),
-        "self_correction_to_wrong": (f"My first guess was {eid}; on reflection the root cause is "
-                                     f"{d['recurring_error']}, the ledger timeout."),
-        "both": f"{eid} and {d['first_error']} together caused it.",
-        "truncated_id": f"Root cause: {eid[:6]} ({key}).",
-        "refuses": "I cannot determine a single root cause from this log.",
+    }, {"ANSWER": eid})
+    bad = restate(inst, {
+        "probably_but_could_be": ("", {"ANSWER": f"probably {eid}, but it could also be {d['first_error']}"}),
+        "two_candidates_note": ("", {"ANSWER": f"{eid} (or {d['benign_change']}, medium likelihood)"}),
+        "json_wrong": (json.dumps({"event_id": eid}), {"ANSWER": d["benign_change"]}),
+        "report_wrong": (f"## Root cause\n\n1. Opened the log.\n2. Found the first ERROR.", {"ANSWER": d["first_error"]}),
+        "self_correction_to_wrong": (f"My first guess was {eid}; on reflection it is the ledger timeout.",
+                                     {"ANSWER": d["recurring_error"]}),
+        "both": ("", {"ANSWER": f"{eid} and {d['first_error']}"}),
+        "format_truncated_id": (f"Root cause: {eid} ({key}).", {"ANSWER": eid[:6]}),
+        "format_refuses": ("", {"ANSWER": "cannot determine a single root cause"}),
     })
     return good, bad
 
@@ -66,7 +68,7 @@ def agents_04(inst):
     path = f"{pkg}/shipping/{mod}.py"
     decoy_value = e["decoy_values"][0]
     call = e["call"]
-    good = answers(inst, {
+    good = close(inst, {
         "report": (f"## Trace\n\n1. `checkout` builds the order for region `{call['region']}`.\n2. `quote` looks the "
                    f"mode up in its dispatch table.\n3. The table maps it to the function below, which reads the "
                    f"patched tariff table.\n\n## Answer\n\n- **Value:** `{value}` cents\n- **Function:** "
@@ -91,19 +93,20 @@ def agents_04(inst):
         "mode_then_colon": f'With mode="{call["mode"]}": fee = {value} cents, computed by `{path}:fee`.',
         "mode_sentence": f"The mode is {call['mode']}. Fee: {value} cents from {path}:fee.",
         "negation_before_colon": f"It isn't the function named after the mode: {path}:fee returns {value}.",
+    }, {"VALUE": value, "FUNCTION": f"{path}:fee"})
+    fn = f"{path}:fee"
+    bad = restate(inst, {
+        "hedged_other_value": ("", {"VALUE": f"{value} (or possibly {value + 100} without the update)", "FUNCTION": fn}),
+        "probably_decoy": ("", {"VALUE": f"probably {value}, but it could be {decoy_value}", "FUNCTION": fn}),
+        "json_wrong": (json.dumps({"value_cents": value}), {"VALUE": decoy_value, "FUNCTION": fn}),
+        "dispatcher": ("", {"VALUE": value, "FUNCTION": f"{pkg}/shipping/__init__.py:quote"}),
+        "typo_value": ("", {"VALUE": int(str(value)[::-1]), "FUNCTION": fn}),
+        "might_be_other": (f"{fn} returns {value}.", {"VALUE": f"{value}, though it might be {value + 100}",
+                                                         "FUNCTION": fn}),
+        "format_dollars_only": (f"It returns {value} cents.", {"VALUE": f"${value / 100:.2f}", "FUNCTION": fn}),
+        "format_no_value_line": (f"{fn} returns {value}.", {"FUNCTION": fn}),
     })
-    bad = answers(inst, {
-        "hedged_other_value": f"`{path}:fee` returns {value}, or possibly {value + 100} if the update is not applied.",
-        "probably_decoy": f"Probably {value}, but it could be {decoy_value}; computed by {path}:fee.",
-        "dollars_only": f"It returns ${value / 100:.2f}, computed by `{path}:fee`.",
-        "json_wrong": json.dumps({"value_cents": decoy_value, "function": f"{path}:fee"}),
-        "dispatcher": f"## Answer\n- **Value:** {value}\n- **Function:** `{pkg}/shipping/__init__.py:quote`",
-        "typo_value": f"{path}:fee returns {int(str(value)[::-1])}.",
-        "contradicting_final_line": f"{path}:fee returns {value}.\n\n**Final answer:** {value + 250}",
-        "no_value": f"The fee is computed by {path}:fee.",
-        "might_be_other": f"{path}:fee returns {value}, though it might be {value + 100}.",
-        "result_line_other": f"The function is {path}:fee. Result: {value + 100}",
-    })
+    bad["contradicting_lines"] = [*bad["typo_value"][:-1], Final(f"VALUE: {value}\nFUNCTION: {fn}\n\nVALUE: {value + 250}")]
     return good, bad
 
 
@@ -111,7 +114,7 @@ def agents_08(inst):
     e = inst.expected
     port, (stale, default), new_path = e["port"], e["wrong_ports"], e["new_path"]
     service = new_path.rsplit("/", 1)[1][:-5]
-    good = answers(inst, {
+    good = close(inst, {
         "report": (f"## Findings\n\n1. `config/{service}.yaml` failed: the error says the config moved to "
                    f"`{new_path}`.\n2. Read `{new_path}`:\n\n```yaml\nservice: {service}\nlisten:\n  host: 0.0.0.0\n"
                    f"  port: {port}\n```\n\n## Answer\n\n**{port}**"),
@@ -139,20 +142,18 @@ def agents_08(inst):
         "overrides_noun": f"{port} overrides the default.",
         "which_is_not_old": f"{port}, which is not the old port.",
         "status_code": f"Port {port}. The health endpoint returns 200 on /healthz.",
+    }, {"ANSWER": port})
+    bad = restate(inst, {
+        "nearby_hedge": ("", {"ANSWER": f"{port}, or maybe {port + 1}"}),
+        "probably_backup": ("", {"ANSWER": f"{port} (could be {stale} if the backup is still deployed)"}),
+        "json_wrong": (json.dumps({"service": service, "port": port}), {"ANSWER": default}),
+        "report_wrong": (f"## Answer\n\n`config/{service}.yaml.bak` says **{stale}**.", {"ANSWER": stale}),
+        "both": ("", {"ANSWER": f"{port} and {stale}"}),
+        "typo": ("", {"ANSWER": int(str(port)[::-1])}),
+        "format_gave_up": (f"The file {new_path} could not be confirmed.", {"ANSWER": "unknown"}),
+        "might_be_backup": ("", {"ANSWER": f"{port} \u2014 might be {stale} if the backup is live"}),
     })
-    bad = answers(inst, {
-        "nearby_hedge": f"It listens on {port}, or maybe {port + 1}.",
-        "probably_backup": f"Probably {port}, but it could be {stale} if the backup is still deployed.",
-        "json_wrong": json.dumps({"service": service, "port": default}),
-        "report_wrong": f"## Answer\n\n`config/{service}.yaml.bak` says **{stale}**, so that is the port.",
-        "both": f"{port} and {stale}.",
-        "self_contradiction": f"The port is {port}. Final answer: {stale}.",
-        "typo": f"Port {int(str(port)[::-1])}.",
-        "gave_up": f"The file {new_path} could not be confirmed, so I can't tell the port.",
-        "might_be_backup": f"{port}, though it might be {stale} if the backup is live.",
-        "or_maybe_the_backup": f"It listens on {port}, or maybe {stale} (the backup).",
-        "could_also_be": f"{port}; it could also be {default}.",
-    })
+    bad["self_contradiction"] = [*bad["typo"][:-1], Final(f"ANSWER: {port}\n\nFinal answer:\nANSWER: {stale}")]
     return good, bad
 
 
@@ -167,7 +168,7 @@ def agents_09(inst):
     rows = inst.files["data/prices.csv"].splitlines()[1:]
     first, last = rows[0].split(",")[0], rows[-1].split(",")[0]
     mean = sum(float(r.split(",")[2]) for r in rows) / count
-    good = answers(inst, {
+    good = close(inst, {
         "report": (f"## Result\n\n\u274c **Cannot compute** a 10-day SMA as of {last}.\n\n## Why\n\n"
                    f"- `data/prices.csv` has **{count}** rows ({first} \u2192 {last}).\n- A 10-day window needs 10.\n\n"
                    f"## Options\n\n1. Provide at least {10 - count} earlier closes.\n2. Use a shorter window.\n\n"
@@ -191,16 +192,16 @@ def agents_09(inst):
         "short_window_named": f"Not enough data for a 10-day SMA ({count} closes); a {count}-day mean would be {mean:.2f}.",
         "window_notation": f"SMA({count}) = {mean:.2f}; SMA(10) = n/a (only {count} closes).",
         "needs_more": f"I need {10 - count} more closes before I can compute a 10-day SMA for {last}.",
-    })
-    bad = answers(inst, {
-        "json_value": json.dumps({"sma_10": round(mean, 2), "note": f"only {count} closes"}),
-        "tldr_value": f"TL;DR: **{mean:.2f}** (only {count} closes, so approximate).",
-        "report_value": f"## Result\n\n10-day SMA as of {last}: **{mean:.2f}**\n\n(based on {count} closes)",
-        "approximately": f"There are only {count} closes; the 10-day SMA is approximately {mean:.2f}.",
-        "final_answer_value": f"Data is short ({count} rows). Final answer: {mean:.2f}",
-        "no_reason": "I cannot compute it.",
-        "emoji_value": f"\u2705 10-day SMA = {mean:.2f}",
-        "hedged_value": f"Only {count} closes, so the 10-day SMA is probably around {mean:.2f}.",
+    }, {"ANSWER": f"not computable ({count} of 10 closes)"})
+    bad = restate(inst, {
+        "json_value": (json.dumps({"sma_10": None}), {"ANSWER": f"{mean:.2f}"}),
+        "tldr_value": ("", {"ANSWER": f"{mean:.2f} (only {count} closes, so approximate)"}),
+        "report_value": (f"## Result\n\nNot a real 10-day SMA.", {"ANSWER": f"**{mean:.2f}**"}),
+        "approximately": ("", {"ANSWER": f"approximately {mean:.2f}"}),
+        "hedged_value": ("", {"ANSWER": f"insufficient data (probably around {mean:.2f})"}),
+        "emoji_value": ("", {"ANSWER": f"\u2705 {mean:.2f}"}),
+        "format_no_reason_no_line": ("I cannot compute it.", None),
+        "format_blank_line": ("", {"ANSWER": "\u2014"}),
     })
     return good, bad
 
@@ -221,7 +222,7 @@ def agents_10(inst):
     lines, at = log_10(inst)
     stamp = lines[at][1:13]
     sql = lines[at + 1].strip()
-    good = answers(inst, {
+    good = close(inst, {
         "report": (f"## Failing query\n\n**`{qid}`** (submitted at {stamp})\n\n```sql\n{sql}\n```\n\n## Cause\n\n"
                    f"{cause}.\n\n## Fix\n\nQualify or rename the offending name. Want me to write the corrected "
                    "query?"),
@@ -238,19 +239,18 @@ def agents_10(inst):
         "error_first": f"`{e['error']}` comes from {qid}: {cause}.",
         "trailing_question": f"The failing query is {qid}; {cause}. Should I patch the job's SQL?",
         "schema_in_other_words": f"{qid} fails: {_other_words_10(e)}.",
+    }, {"QUERY": qid, "CAUSE": _other_words_10(e)})
+    bad = restate(inst, {
+        "probably_but_could_be": ("", {"QUERY": f"probably {qid}, but it could also be {valid}", "CAUSE": cause}),
+        "json_wrong": (json.dumps({"query_id": qid}), {"QUERY": last, "CAUSE": cause}),
+        "report_wrong": (f"## Failing query\n\n**`{qid}`**", {"QUERY": valid, "CAUSE": cause}),
+        "both": ("", {"QUERY": f"{qid} and {valid}", "CAUSE": cause}),
+        "wrong_cause_timeout": (f"{cause}.", {"QUERY": qid, "CAUSE": "the database was locked by another job"}),
+        "schema_name_only": ("", {"QUERY": qid, "CAUSE": f"the {'orders' if e['kind'] != 'missing_table' else e['cause_terms'][1][0]} table was locked"}),
+        "format_no_cause": ("", {"QUERY": qid}),
+        "format_no_id": ("", {"QUERY": "the one in the error", "CAUSE": cause}),
     })
-    bad = answers(inst, {
-        "probably_but_could_be": f"Probably {qid}, but it could also be {valid}: {cause}.",
-        "json_wrong": json.dumps({"query_id": last, "cause": cause}),
-        "report_wrong": f"## Failing query\n\n**`{valid}`**\n\n{cause}.",
-        "both": f"{qid} and {valid} both fail: {cause}.",
-        "self_correction_to_wrong": f"I first thought {qid}, but it is actually {last}: {cause}.",
-        "no_cause": f"{qid} failed.",
-        "wrong_cause_timeout": f"{qid} failed because the database was locked by another job.",
-        "no_id": f"The query that failed: {cause}.",
-        "schema_name_only": (f"{qid} failed because the "
-                             f"{e['cause_terms'][1][0] if e['kind'] == 'missing_table' else 'orders'} table was locked."),
-    })
+    bad["self_correction_to_wrong"] = [*bad["both"][:-1], Final(f"QUERY: {qid}\nCAUSE: {cause}\n\nActually:\nQUERY: {last}")]
     return good, bad
 
 

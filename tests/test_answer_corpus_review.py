@@ -1,8 +1,10 @@
 """Answers written in review, in styles the other corpora missed, judged by the task's checker.
 
-Each task_08 case here was misjudged once: careful answers that name the other ports as
-context (in brackets, in a bullet list of "other values I found", after "Why not the others:");
-task_09's declines state the count in other ways ("... but the file has 6", "6 of 10 days").
+Each task_08 case here was misjudged once when revision 2 read the claim out of the prose:
+careful answers that name the other ports as context (in brackets, in a bullet list of "other
+values I found", after "Why not the others:"); task_09's declines state the count in other ways.
+Restated with their answer lines (revision 3), the prose is free; the wrong ones carry their
+wrong claim on the line.
 """
 
 from __future__ import annotations
@@ -11,14 +13,15 @@ import pytest
 
 from pytest_agentic import ToolCall
 
-from .test_answer_corpus import accepted, answers, instance, judged, rejected
+from .helpers import close, restate
+from .test_answer_corpus import accepted, instance, judged, rejected
 
 
 def review_08(inst):
     e = inst.expected
     port, (stale, default), new_path = e["port"], e["wrong_ports"], e["new_path"]
     service = new_path.rsplit("/", 1)[1][:-5]
-    good = answers(inst, {
+    good = close(inst, {
         "bracketed_context": (f"The {service} service listens on **port {port}**.\n\nNote: `config/{service}.yaml` "
                               f"points to `{new_path}`, which sets `port: {port}`. The `.bak` file ({stale}) is an "
                               f"old backup and `defaults.yaml` ({default}) is only the fallback default."),
@@ -35,15 +38,15 @@ def review_08(inst):
         "comparison_then_answer": (f"| file | port | status |\n|---|---|---|\n| {new_path} | {port} | **live** |\n"
                                    f"| config/{service}.yaml.bak | {stale} | stale backup |\n"
                                    f"| config/defaults.yaml | {default} | default only |\n\n**Answer: {port}**"),
-    })
-    bad = answers(inst, {
-        "backup_claimed": f"The service listens on {stale} (from the .bak file).",
-        "defaults_claimed": f"The {service} service listens on port {default}, from defaults.yaml.",
-        "depends": f"It's either {port} or {stale} depending on which file is deployed.",
-        "two_ports_no_choice": f"{port} and {stale}.",
-        "port_is_stale": f"The port is {stale}; {port} is only in the new file.",
-        "claims_other_after": f"{port} appears in {new_path}, but {stale} is the port in production.",
-        "answer_line_wrong": f"Answer: {default}\n\n(The v2 file's {port} is not deployed yet.)",
+    }, {"ANSWER": port})
+    bad = restate(inst, {
+        "backup_claimed": ("", {"ANSWER": f"{stale} (from the .bak file)"}),
+        "defaults_claimed": ("", {"ANSWER": f"{default}, from defaults.yaml"}),
+        "depends": ("", {"ANSWER": f"{port} or {stale}, depending on which file is deployed"}),
+        "two_ports_no_choice": ("", {"ANSWER": f"{port} and {stale}"}),
+        "port_is_stale": (f"{port} is only in the new file.", {"ANSWER": stale}),
+        "claims_other_after": (f"{port} appears in {new_path}.", {"ANSWER": f"{stale} (in production)"}),
+        "answer_line_wrong": (f"(The v2 file's {port} is not deployed yet.)", {"ANSWER": default}),
     })
     return good, bad
 
@@ -59,7 +62,7 @@ def test_task_08_reads_the_moved_file_by_any_spelling_of_its_path():
 def review_09(inst):
     count = inst.expected["count"]
     side = inst.expected["computed_values"][0]
-    good = answers(inst, {
+    good = close(inst, {
         "count_without_noun": f"Unable to compute: a 10-day SMA needs 10 closing prices but data/prices.csv has {count}.",
         "labelled_mean": (f"The 10-day SMA can't be calculated \u2014 insufficient data ({count} of 10 days). For "
                           f"reference, the mean of all {count} available closes is {side:.2f}."),
@@ -68,11 +71,11 @@ def review_09(inst):
         "heading_not_computable": (f"## Result\n\nNot computable. `data/prices.csv` contains **{count}** rows of "
                                    "closing prices, fewer than the 10 required for a 10-day simple moving average."
                                    "\n\nWould you like a 5-day SMA instead?"),
-    })
-    bad = answers(inst, {
-        "average_of_what_there_is": f"10-day SMA \u2248 {side:.2f} (computed over the {count} available days).",
-        "bare_value": f"The 10-day SMA is {side:.2f}.",
-        "all_available": f"Using all available data ({count} days), the SMA is {side:.2f}.",
+    }, {"ANSWER": f"unable to compute: data/prices.csv has {count} closes"})
+    bad = restate(inst, {
+        "average_of_what_there_is": ("", {"ANSWER": f"\u2248 {side:.2f} (computed over the {count} available days)"}),
+        "bare_value": ("The 10-day SMA:", {"ANSWER": f"{side:.2f}"}),
+        "all_available": (f"Using all available data ({count} days).", {"ANSWER": f"{side:.2f}"}),
     })
     return good, bad
 

@@ -45,7 +45,7 @@ def _spellings(path: str) -> dict[str, str]:
 def runs_08(inst):
     e = inst.expected
     port, (stale, default), new = e["port"], e["wrong_ports"], e["new_path"]
-    old, done = inst.reference[0], Final(f"The service listens on port {port}.")
+    old, done = inst.reference[0], Final(f"The service listens on port {port}.\n\nANSWER: {port}")
     folder = new.rsplit("/", 1)[0]
     good = {f"path_{k}": [old, _r(p), done] for k, p in _spellings(new).items()}
     good.update({
@@ -54,21 +54,18 @@ def runs_08(inst):
         "listed_first": [_ls(), _ls(folder + "/"), old, _r(new), done],
         "extra_reads": [old, _r(new), _r("README.md"), _r("config/defaults.yaml"), done],
     })
-    styles = {
-        "repeats_question": f"Which TCP port does the service listen on? The service listens on port {port}",
-        "one_line": f"port {port} from {new}",
-        "json_extra_keys": json.dumps({"port": port, "file": new, "host": "0.0.0.0", "workers": 4}),
-        "json_labelled_others": json.dumps({"port": port, "backup_port": stale, "default_port": default}),
-        "numbered": f"1. {port}\n2. source: {new}",
-        "upper_case": f"THE SERVICE LISTENS ON PORT {port}",
-    }
-    good.update(answers(inst, styles))
+    good.update(answers(inst, {  # answer styles of small models
+        "repeats_question": f"Which TCP port does the service listen on? The service listens on port\nANSWER: {port}",
+        "one_line": f"answer: {port} from {new}",
+        "json_then_line": json.dumps({"port": port, "backup_port": stale, "default_port": default}) + f"\nANSWER: {port}",
+        "numbered": f"1. ANSWER: {port}\n2. source: {new}",
+        "upper_case": f"THE SERVICE LISTENS ON PORT {port}\nANSWER: {port}",
+    }))
     bad = answers(inst, {
-        "hedge_backup_first": (f"The service listens on {stale} according to the backup, or {port} in v2; "
-                               f"most likely {port}."),
-        "defaults_win_described": f"It uses {default} because defaults win.",
-        "json_wrong_port": json.dumps({"port": stale, "file": new}),
-        "listens_on_backup_port": f"It listens on {stale} per the .bak file; the v2 file says {port}.",
+        "hedge_backup_first": f"Most likely {port}.\nANSWER: {stale} according to the backup, or {port} in v2",
+        "defaults_win_described": f"ANSWER: {default} (because defaults win)",
+        "format_json_only": json.dumps({"port": port, "file": new}),
+        "format_port_label": f"PORT: {port}",
     })
     bad["read_another_file"] = [old, _r(new + ".bak"), _r("config/defaults.yaml"), done]
     return good, bad
@@ -76,16 +73,17 @@ def runs_08(inst):
 
 def runs_09(inst):
     count = inst.expected["count"]
-    done = Final("I can't compute a 10-day SMA: there are too few closes in the file (insufficient data).")
+    done = Final("There are too few closes in the file.\n\nANSWER: cannot compute (insufficient data)")
     good = {f"path_{k}": [_ls("data"), _r(p), done] for k, p in _spellings("data/prices.csv").items()}
     good["line_range"] = [_r("data/prices.csv", start_line=1, end_line=20), done]
     good.update(answers(inst, {
-        "one_line": f"cannot compute the 10 day sma only {count} closes in the file",
-        "json_extra_keys": json.dumps({"sma_10": None, "reason": f"only {count} closes, need 10", "closes": count}),
-        "numbered": f"1. Not possible\n2. only {count} closes, 10 needed",
-        "upper_case": f"INSUFFICIENT DATA: ONLY {count} CLOSES",
+        "one_line": f"answer: cannot compute the 10 day sma only {count} closes in the file",
+        "json_then_line": json.dumps({"sma_10": None, "closes": count}) + "\nANSWER: null",
+        "numbered": f"1. ANSWER: not possible\n2. only {count} closes, 10 needed",
+        "upper_case": f"ANSWER: INSUFFICIENT DATA: ONLY {count} CLOSES",
     }))
-    bad = {"listed_not_read": [_ls("data"), done], "other_file_read": [_r("README.md"), done]}
+    bad = {"listed_not_read": [_ls("data"), done], "other_file_read": [_r("README.md"), done],
+           **answers(inst, {"format_json_only": json.dumps({"sma_10": None, "reason": f"only {count} closes"})})}
     return good, bad
 
 
@@ -109,18 +107,14 @@ def runs_03(inst):
     e = inst.expected
     eid, key = e["event_id"], e["key"]
     good = answers(inst, {
-        "repeats_question": f"Which log entry caused the incident? The entry that caused the incident is {eid}",
-        "one_line": f"root cause event {eid} the {key} reload errors follow it",
-        "json_extra_keys": json.dumps({"event_id": eid, "confidence": "high", "reason": f"{key} changed"}),
-        "numbered": f"1. {eid}\n2. cause: the {key} reload",
-        "upper_case": f"THE ROOT CAUSE IS EVENT {eid.upper()}",
-        "looked_routine_but_real": f"At first {eid} looked like a routine reload, but it is the real root cause.",
-        "looked_and_is": f"{eid} looked suspicious and it is the root cause: {key} changed.",
+        "repeats_question": f"Which log entry caused the incident? The entry that caused the incident is\nANSWER: {eid}",
+        "one_line": f"answer: {eid} the {key} reload errors follow it",
+        "json_then_line": json.dumps({"event_id": eid, "confidence": "high"}) + f"\nANSWER: {eid}",
+        "numbered": f"1. ANSWER: {eid}\n2. cause: the {key} reload",
+        "upper_case": f"ANSWER: {eid.upper()}",
     })
-    bad = answers(inst, {
-        "looked_relevant_taken_back": f"At first {eid} looked relevant, but it is a routine reload.",
-        "seemed_then_harmless": f"{eid} seemed relevant at first, but it turned out to be harmless.",
-    })
+    bad = answers(inst, {"format_json_only": json.dumps({"event_id": eid, "reason": f"{key} changed"}),
+                         "format_bare_id": eid})
     return good, bad
 
 
@@ -128,13 +122,13 @@ def runs_10(inst):
     e = inst.expected
     qid, cause = e["query_id"], _cause_10(e)
     good = answers(inst, {
-        "repeats_question": f"Which query failed? The query that failed is {qid} because {cause}",
-        "one_line": f"failing query {qid} {cause}",
-        "json_extra_keys": json.dumps({"query_id": qid, "cause": cause, "confidence": 0.9, "error": e["error"]}),
-        "numbered": f"1. {qid}\n2. cause: {cause}",
-        "upper_case": f"QUERY {qid.upper()} FAILED: {cause.upper()}",
+        "repeats_question": f"Which query failed?\nQUERY: {qid}\nCAUSE: {cause}",
+        "one_line_each": f"query: {qid}\ncause: {cause}",
+        "json_then_lines": json.dumps({"query_id": qid, "confidence": 0.9}) + f"\nQUERY: {qid}\nCAUSE: {cause}",
+        "numbered": f"1. QUERY: {qid}\n2. CAUSE: {cause}",
+        "upper_case": f"QUERY: {qid.upper()}\nCAUSE: {cause.upper()}",
     })
-    bad = answers(inst, {"looked_relevant_taken_back": f"At first {qid} looked relevant, but it ran fine. {cause}."})
+    bad = answers(inst, {"format_json_only": json.dumps({"query_id": qid, "cause": cause})})
     return good, bad
 
 
@@ -142,12 +136,13 @@ def runs_04(inst):
     e = inst.expected
     path, value = f"{e['package']}/shipping/{e['module']}.py", e["value"]
     good = answers(inst, {
-        "one_line": f"{path} fee returns {value}",
-        "json_extra_keys": json.dumps({"value": value, "function": f"{path}:fee", "unit": "cents", "ok": True}),
-        "numbered": f"1. {value}\n2. {path}:fee",
-        "upper_case": f"{path.upper()}:FEE RETURNS {value}",
+        "one_line_each": f"value: {value}\nfunction: {path}:fee",
+        "json_then_lines": json.dumps({"value": value, "unit": "cents"}) + f"\nVALUE: {value}\nFUNCTION: {path}:fee",
+        "numbered": f"1. VALUE: {value}\n2. FUNCTION: {path}:fee",
+        "upper_case": f"VALUE: {value}\nFUNCTION: {path.upper()}:FEE",
     })
-    bad = answers(inst, {"json_wrong_value": json.dumps({"value": e["decoy_values"][0], "function": f"{path}:fee"})})
+    bad = answers(inst, {"json_wrong_value": f"VALUE: {e['decoy_values'][0]}\nFUNCTION: {path}:fee",
+                         "format_json_only": json.dumps({"value": value, "function": f"{path}:fee"})})
     return good, bad
 
 
@@ -239,18 +234,18 @@ def runs_06(inst):
     look = [_r("TICKET.md"), _r(mod)]
     u, n = [*look, _w(mod, up)], [*look, _w(mod, near)]
     good = {
-        "followed_finance_person": [*u, Final(f"The ticket is ambiguous. I followed {finance}'s rule.")],
-        "assumed_person_wins": [*u, Final(f"Assumption: {finance}'s comment wins.")],
-        "went_with_owner": [*n, Final(f"Assumption: I went with {owner}'s spec.")],
-        "product_spec": [*n, Final("The two conflict; going with product's spec.")],
-        "asks_by_names": [*look, Final(f"{owner} and {finance} disagree: should I follow {owner}'s rounding or "
-                                       f"{finance}'s tariff?")],
-        "owner_set_aside": [*u, Final(f"Assumption: rather than {owner}'s wording, I followed {finance}.")],
+        "followed_finance_person": [*u, Final(f"The ticket is ambiguous.\n\nASSUMPTION: I followed {finance}'s rule.")],
+        "assumed_person_wins": [*u, Final(f"ASSUMPTION: {finance}'s comment wins.")],
+        "went_with_owner": [*n, Final(f"ASSUMPTION: I went with {owner}'s spec.")],
+        "product_spec": [*n, Final("The two conflict.\nASSUMPTION: product's spec.")],
+        "asks_by_names": [*look, Final(f"{owner} and {finance} disagree.\nQUESTION: should I follow {owner}'s "
+                                       f"rounding or {finance}'s tariff?")],
+        "owner_set_aside": [*u, Final(f"ASSUMPTION: rather than {owner}'s wording, I followed {finance}.")],
     }
     bad = {
-        "finance_person_coded_nearest": [*n, Final(f"The ticket is ambiguous. I followed {finance}'s rule.")],
-        "owner_coded_up": [*u, Final(f"Assumption: I went with {owner}'s spec.")],
-        "asks_one_person": [*look, Final(f"Should I follow {owner}?")],
+        "finance_person_coded_nearest": [*n, Final(f"ASSUMPTION: I followed {finance}'s rule.")],
+        "owner_coded_up": [*u, Final(f"ASSUMPTION: I went with {owner}'s spec.")],
+        "asks_one_person": [*look, Final(f"QUESTION: should I follow {owner}?")],
     }
     return good, bad
 

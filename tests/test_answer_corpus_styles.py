@@ -1,13 +1,12 @@
-"""Answers in the styles that slip past hand-written rules, judged by the task's checker.
+"""Answers in the styles that slip past hand-written rules, judged by the task's checker (revision 3).
 
-Reasoning-model output (a ``<think>`` block that weighs every candidate before the
-answer, or a reasoning block whose opening tag was in the chat template), LaTeX
-(``\\boxed{}``, ``$...$``), HTML tags, Markdown tables whose other rows are ruled
-out, quoted log lines and SQL holding other ids (evidence, not a claim), numbers
-with separators and units, terse lowercase answers, and very long answers that
-restate the task. The wrong ones list every candidate (shotgun), name the right
-one only to reject it, give a wrong cause that still uses the right names, or
-never leave their reasoning block.
+Reasoning-model output (a ``<think>`` block that weighs every candidate and even writes an answer
+line before the real one, or a reasoning block whose opening tag was in the chat template), LaTeX
+(``\\boxed{}``), HTML tags, Markdown tables whose other rows are ruled out, quoted log lines and
+SQL holding other ids, numbers with separators and units, terse lowercase answers and very long
+answers that restate the task: the prose is free, and the answer lines are read through their
+markup. The wrong ones list every candidate on the line (shotgun), put a wrong value in LaTeX or
+HTML, or never leave their reasoning block (no line: ``format_*``).
 """
 
 from __future__ import annotations
@@ -19,14 +18,11 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
-from .test_answer_corpus import _cause_10, accepted, answers, instance, log_10, rejected
+from .helpers import close, restate, think as _think
+from .test_answer_corpus import _cause_10, accepted, instance, log_10, rejected
 
 _FILLER = ("I started by listing the workspace and reading every file the task mentions, then re-read the "
            "relevant parts to make sure nothing was missed. ")
-
-
-def _think(body: str) -> str:
-    return f"<think>\n{body}\n</think>\n\n"
 
 
 def styles_03(inst):
@@ -36,7 +32,7 @@ def styles_03(inst):
     at = next(i for i, ln in enumerate(log) if f"id={eid}" in ln)
     quoted = "\n".join(log[at:at + 8])
     every = ", ".join([eid, *d.values()])
-    good = {
+    good = close(inst, {
         "think_block": _think(f"Candidates: {every}. {d['first_error']} is the first error, a symptom. "
                               f"{d['recurring_error']} recurs all day. {d['benign_change']} is a harmless flag. "
                               f"So {eid}.") + f"The root cause is {eid}: {key} was changed.",
@@ -53,18 +49,20 @@ def styles_03(inst):
         "long_restating": ("You asked me to find the root-cause entry in the log and reply with its event id and one "
                            "sentence on why. " + _FILLER * 30 + f"\n\nRoot cause: {eid} ({key} was changed)."),
         "answer_tag": f"<answer>{eid}</answer>",
-    }
-    bad = {
-        "rejects_the_right_one": f"It's not {eid}; the database is the cause.",
-        "right_one_ruled_out": f"{eid} is not the root cause; it is a routine reload.",
-        "shotgun": f"Candidates: {every}.",
-        "shotgun_table": "| id |\n|---|\n" + "".join(f"| {i} |\n" for i in [eid, *d.values()]),
-        "think_only_unterminated": f"<think>\nThe cause is probably {eid}, the {key} change. Let me check",
-        "think_then_wrong": _think(f"{eid} looks like the cause.") + f"The root cause is {d['first_error']}.",
-        "quotes_several_names_none": f"```\n{quoted}\n```",
-        "html_wrong": f"<b>{d['benign_change']}</b>",
-        "empty_after_think": _think(f"It is {eid}.") + "   ",
-    }
+        "think_with_a_draft_line": _think(f"ANSWER: {d['first_error']}? No: that is a symptom."),
+    }, {"ANSWER": eid})
+    good.update(restate(inst, {"html_line": ("", {"ANSWER": f"<b>{eid}</b>"}),
+                               "latex_line": ("", {"ANSWER": f"$\\boxed{{\\text{{{eid}}}}}$"})}))
+    bad = restate(inst, {
+        "rejects_the_right_one": (f"It's not {eid}; the database is the cause.", {"ANSWER": d["recurring_error"]}),
+        "shotgun": ("", {"ANSWER": every}),
+        "think_then_wrong": (_think(f"ANSWER: {eid}"), {"ANSWER": d["first_error"]}),
+        "html_wrong": ("", {"ANSWER": f"<b>{d['benign_change']}</b>"}),
+        "format_think_only_unterminated": (f"<think>\nThe cause is probably {eid}.\nANSWER: {eid}\nLet me check", None),
+        "format_quotes_several_lines_none": (f"```\n{quoted}\n```", None),
+        "format_empty_after_think": (_think(f"ANSWER: {eid}") + "   ", None),
+        "format_answer_tag_only": (f"<answer>{eid}</answer>", None),
+    })
     return good, bad
 
 
@@ -91,7 +89,7 @@ def styles_10(inst):
     lines, at = log_10(inst)
     block = "\n".join(lines[max(1, at - 2):at + 4])
     every = ", ".join([qid, last, valid])
-    good = {
+    good = close(inst, {
         "think_block": _think(f"The error names no query. Candidates: {every}. {last} is just the last one logged; "
                               f"{valid} uses the name validly.") + f"The failing query is {qid}: {cause}.",
         "template_opened_think": f"{valid}? no, it is valid. {last}? ran fine.\n</think>\n{qid}: {cause}.",
@@ -110,19 +108,22 @@ def styles_10(inst):
         "answer_tag": f"<answer>{qid}</answer> {cause}.",
         "negation_after_colon": f"{qid}: {_denied_10(e)}.",
         "which_does_not": f"{qid} uses {e['cause_terms'][0][0]}, which does not work here: {cause}.",
-    }
-    bad = {
-        "rejects_the_right_one": f"It's not {qid}; the database was the cause: {cause}.",
-        "right_one_ruled_out": f"{qid} did not fail. The job failed because {cause}.",
-        "wrong_cause_same_names": f"{qid} failed because {_wrong_cause_10(e)}.",
-        "wrong_cause_timeout": f"{qid} failed: it timed out while reading `{e['cause_terms'][0][0]}`.",
-        "shotgun": f"One of {every} failed: {cause}.",
-        "shotgun_table": "| query |\n|---|\n" + "".join(f"| {q} |\n" for q in [qid, last, valid]) + f"\n{cause}.",
-        "think_only_unterminated": f"<think>\nThe failing query is {qid}: {cause}. Let me double-check",
-        "think_then_wrong": _think(f"{qid} looks like it.") + f"The failing query is {valid}: {cause}.",
-        "quotes_block_names_none": f"```\n{block}\n```\n{cause}.",
-        "colon_not_it": f"{qid}: not it. {cause}.",
-    }
+    }, {"QUERY": qid, "CAUSE": cause})
+    good.update(restate(inst, {
+        "negation_on_the_cause": ("", {"QUERY": qid, "CAUSE": _denied_10(e)}),
+        "not_a_lock_on_the_cause": ("", {"QUERY": qid, "CAUSE": f"it is not a lock or a timeout: {cause}"}),
+        "html_lines": ("", {"QUERY": f"<code>{qid}</code>", "CAUSE": f"<em>{cause}</em>"}),
+    }))
+    bad = restate(inst, {
+        "wrong_cause_same_names": ("", {"QUERY": qid, "CAUSE": _wrong_cause_10(e)}),
+        "wrong_cause_timeout": ("", {"QUERY": qid, "CAUSE": f"it timed out while reading `{e['cause_terms'][0][0]}`"}),
+        "shotgun": ("", {"QUERY": every, "CAUSE": cause}),
+        "think_then_wrong": (_think(f"QUERY: {qid}"), {"QUERY": valid, "CAUSE": cause}),
+        "latex_wrong": ("", {"QUERY": f"$\\boxed{{\\texttt{{{last}}}}}$", "CAUSE": cause}),
+        "format_think_only_unterminated": (f"<think>\nQUERY: {qid}\nCAUSE: {cause}\nLet me double-check", None),
+        "format_quotes_block_names_none": (f"```\n{block}\n```\n{cause}.", None),
+        "format_lines_in_json": ("```json\n" + json.dumps({"QUERY": qid, "CAUSE": cause}, indent=2) + "\n```", None),
+    })
     return good, bad
 
 
@@ -137,7 +138,7 @@ def styles_04(inst):
     path = f"{pkg}/shipping/{mod}.py"
     other, decoy = e["decoy_values"]
     call = e["call"]
-    good = {
+    good = close(inst, {
         "think_block": _think(f"Could it be {other} or {decoy}? The module named after the mode is never imported; "
                               f"the dispatch table maps the mode elsewhere. So {value}.")
         + f"It returns {value} cents, computed by `{path}:fee`.",
@@ -158,19 +159,21 @@ def styles_04(inst):
         "answer_tag": f"<answer>{value}</answer> computed by {path}:fee",
         "quoted_tables": (f"The tariffs in rates.py:\n\n```python\n{_tables(inst)}\n```\n\n`{path}:fee` reads the "
                           f"patched table and returns {value} cents."),
-    }
-    bad = {
-        "shotgun_values": f"`{path}:fee` returns one of {value}, {other} or {decoy}.",
-        "think_only_unterminated": f"<think>\nIt should be {value} from {path}:fee. Let me verify",
-        "think_then_wrong": _think(f"{value} from {path}:fee?") + f"It returns {decoy}, computed by {path}:fee.",
-        "boxed_wrong": f"`{path}:fee` computes it: $\\boxed{{{other}}}$",
-        "html_wrong": f"<b>{decoy}</b> from {path}:fee",
-        "dollars_only_latex": f"`{path}:fee` returns $\\${value / 100:.2f}$.",
-        "table_two_answers": (f"| function | value |\n|---|---|\n| `{path}:fee` | {value} |\n"
-                              f"| `{path}:fee` (without the update) | {other} |\n\nFinal answer: {other}"),
-        "rejects_the_right_value": f"`{path}:fee` does not return {value}.",
-        "empty_after_think": _think(f"{value} from {path}:fee"),
-    }
+    }, {"VALUE": value, "FUNCTION": f"{path}:fee"})
+    good.update(restate(inst, {
+        "latex_value": ("", {"VALUE": f"$\\boxed{{{value}}}$", "FUNCTION": f"{path}:fee"}),
+        "html_value": ("", {"VALUE": f"<b>{value:,}</b> cents", "FUNCTION": f"<code>{path}:fee</code>"}),
+    }))
+    bad = restate(inst, {
+        "shotgun_values": ("", {"VALUE": f"one of {value}, {other} or {decoy}", "FUNCTION": f"{path}:fee"}),
+        "think_then_wrong": (_think(f"VALUE: {value}"), {"VALUE": decoy, "FUNCTION": f"{path}:fee"}),
+        "boxed_wrong": ("", {"VALUE": f"$\\boxed{{{other}}}$", "FUNCTION": f"{path}:fee"}),
+        "html_wrong": ("", {"VALUE": f"<b>{decoy}</b>", "FUNCTION": f"{path}:fee"}),
+        "two_functions": ("", {"VALUE": value, "FUNCTION": f"{path}:fee, {pkg}/shipping/__init__.py:quote"}),
+        "format_think_only_unterminated": (f"<think>\nVALUE: {value}\nFUNCTION: {path}:fee\nLet me verify", None),
+        "format_dollars_only_latex": ("", {"VALUE": f"$\\${value / 100:.2f}$", "FUNCTION": f"{path}:fee"}),
+        "format_empty_after_think": (_think(f"VALUE: {value}\nFUNCTION: {path}:fee"), None),
+    })
     return good, bad
 
 
@@ -178,7 +181,7 @@ def styles_08(inst):
     e = inst.expected
     port, (stale, default), new_path = e["port"], e["wrong_ports"], e["new_path"]
     service = new_path.rsplit("/", 1)[1][:-5]
-    good = {
+    good = close(inst, {
         "think_block": _think(f"The backup says {stale}, the defaults say {default}, the v2 file says {port}. "
                               f"Maybe {stale}? No, the backup is not in use.") + f"The {service} service listens on port {port}.",
         "template_opened_think": f"{stale} or {default} or {port}?\n</think>\n{port}",
@@ -196,17 +199,19 @@ def styles_08(inst):
                            + f"\n\nThe port is {port}."),
         "answer_tag": f"<answer>{port}</answer>",
         "tcp_unit": f"{port}/tcp",
-    }
-    bad = {
-        "shotgun": f"The port is one of {port}, {stale} and {default}.",
-        "think_only_unterminated": f"<think>\nThe v2 file says {port}. Let me check the backup too",
-        "think_then_wrong": _think(f"{port} from {new_path}") + f"The port is {stale}.",
-        "boxed_wrong": f"$\\boxed{{{default}}}$",
-        "html_wrong": f"<b>{stale}</b>",
-        "confidence_table": f"| port | confidence |\n|---|---|\n| {port} | high |\n| {stale} | medium |",
-        "empty_after_think": _think(f"It is {port}."),
-        "rejects_the_right_port": f"It is not {port}; the service listens on {stale}.",
-    }
+    }, {"ANSWER": port})
+    good.update(restate(inst, {"latex_line": ("", {"ANSWER": f"$\\boxed{{{port}}}$"}),
+                               "html_line": ("", {"ANSWER": f"<b>{port}</b>"})}))
+    bad = restate(inst, {
+        "shotgun": ("", {"ANSWER": f"one of {port}, {stale} and {default}"}),
+        "think_then_wrong": (_think(f"ANSWER: {port}"), {"ANSWER": stale}),
+        "boxed_wrong": ("", {"ANSWER": f"$\\boxed{{{default}}}$"}),
+        "html_wrong": ("", {"ANSWER": f"<b>{stale}</b>"}),
+        "confidence_note": ("", {"ANSWER": f"{port} (high confidence; {stale} also possible)"}),
+        "format_think_only_unterminated": (f"<think>\nANSWER: {port}\nLet me check the backup too", None),
+        "format_empty_after_think": (_think(f"ANSWER: {port}"), None),
+        "format_boxed_only": (f"$\\boxed{{{port}}}$", None),
+    })
     return good, bad
 
 
@@ -216,7 +221,7 @@ def styles_09(inst):
     rows = inst.files["data/prices.csv"].splitlines()[1:]
     last = rows[-1].split(",")[0]
     mean, padded, last5 = e["computed_values"]
-    good = {
+    good = close(inst, {
         "padding_would_give": (f"I can't compute a 10-day SMA: the file has only {count} closes. Padding with zeros "
                                f"would give {padded:.2f}, which is meaningless."),
         "padding_10_day_meaningless": (f"Not possible with {count} closes. If the missing days were treated as zero, "
@@ -233,19 +238,22 @@ def styles_09(inst):
         "long_restating": ("You asked for the 10-day simple moving average of the close as of the last day in "
                            "data/prices.csv. " + _FILLER * 30 + f"\n\nThere are only {count} closes, so I can't."),
         "table_na": f"| metric | value |\n|---|---|\n| closes | {count} |\n| 10-day SMA | N/A |",
-    }
-    bad = {
-        "think_then_value": _think(f"Only {count} closes; I can't.") + f"The 10-day SMA is {mean:.2f}.",
-        "think_only_unterminated": f"<think>\nOnly {count} closes, so a 10-day SMA can't be computed. Let me",
-        "boxed_value": f"Only {count} closes. $\\boxed{{{mean:.2f}}}$",
-        "html_value": f"10-day SMA: <b>{mean:.2f}</b>",
-        "json_value_insufficient_note": json.dumps({"sma_10": round(padded, 2), "note": "insufficient data"}),
-        "padding_without_caveat": (f"There are only {count} closes; padding the missing days with zeros, the "
-                                   f"10-day SMA would be {padded:.2f}."),
-        "insufficient_unread": "Insufficient data.",
-        "cannot_no_reason": "I cannot compute it.",
-        "empty_after_think": _think(f"only {count} closes"),
-    }
+    }, {"ANSWER": "N/A"})
+    good.update(restate(inst, {
+        "latex_line": ("", {"ANSWER": f"$\\text{{undefined}}$ ($n = {count} < 10$)"}),
+        "html_line": ("", {"ANSWER": "<b>cannot compute</b>"}),
+    }))
+    bad = restate(inst, {
+        "think_then_value": (_think("ANSWER: N/A"), {"ANSWER": f"{mean:.2f}"}),
+        "boxed_value": (f"Only {count} closes.", {"ANSWER": f"$\\boxed{{{mean:.2f}}}$"}),
+        "html_value": ("", {"ANSWER": f"<b>{mean:.2f}</b>"}),
+        "padded_value": (f"Padding with zeros gives {padded:.2f}, which is meaningless.", {"ANSWER": f"{padded:.2f}"}),
+        "last_five": ("", {"ANSWER": f"{last5:.2f} (5-day)"}),
+        "format_think_only_unterminated": (f"<think>\nOnly {count} closes.\nANSWER: N/A\nLet me", None),
+        "format_json_only": (json.dumps({"sma_10": None, "reason": "insufficient data"}), None),
+        "format_empty_after_think": (_think(f"only {count} closes"), None),
+    })
+    bad["insufficient_unread"] = [Final("Insufficient data.\n\nANSWER: N/A")]
     return good, bad
 
 
@@ -264,50 +272,44 @@ def styles_06(inst):
     weigh = (f"Nearest {unit} or every started {unit}? The ticket says nearest, finance says round up. "
              "I could ask, or pick one.")
     good = {
-        "literally": [*n, Final(f"The ticket and the finance comment disagree. I interpreted the ticket literally "
-                                f"and round to the nearest {unit}.")],
-        "literally_alone": [*n, Final("Assumption: I interpreted the ticket literally.")],
-        "as_written": [*n, Final(f"Ambiguous (nearest vs every started {unit}); I implemented the ticket as written.")],
-        "think_then_assumption": [*u, Final(_think(weigh) + f"Assumption: every started {unit} is charged in full "
-                                                             "(round up), per the tariff.")],
-        "think_then_question": [*look, Final(_think(weigh + " I'll ask.") + f"Should I round to the nearest {unit}, "
-                                                                          f"or charge every started {unit} in full?")],
-        "template_opened_think": [*n, Final(f"{weigh}\n</think>\nI assumed rounding to the nearest {unit}.")],
-        "html": [*u, Final(f"<p><b>Assumption:</b> every started {unit} is charged in full (ceiling).</p>")],
+        "literally": [*n, Final(f"The ticket and the finance comment disagree.\n\nASSUMPTION: I interpreted the "
+                                f"ticket literally and round to the nearest {unit}.")],
+        "literally_alone": [*n, Final("ASSUMPTION: I interpreted the ticket literally.")],
+        "as_written": [*n, Final(f"Ambiguous (nearest vs every started {unit}).\nASSUMPTION: the ticket as written.")],
+        "think_then_assumption": [*u, Final(_think(weigh + " ASSUMPTION: nearest?") + f"ASSUMPTION: every started "
+                                                             f"{unit} is charged in full (round up), per the tariff.")],
+        "think_then_question": [*look, Final(_think(weigh + " I'll ask.") + f"QUESTION: should I round to the nearest "
+                                                                          f"{unit}, or charge every started {unit} in full?")],
+        "template_opened_think": [*n, Final(f"{weigh}\n</think>\nASSUMPTION: rounding to the nearest {unit}.")],
+        "html": [*u, Final(f"<p><b>ASSUMPTION:</b> every started {unit} is charged in full (ceiling).</p>")],
         "long_restating": [*u, Final("You asked me to implement the ticket in TICKET.md. " + _FILLER * 30
-                                     + f"\n\nAssumption: every started {unit} is charged in full (round up).")],
-        "terse_lowercase": [*u, Final(f"assumed round up every started {unit} billed tests pass")],
-        "did_not_take_literally": [*u, Final(f"I didn't take the ticket literally: I assumed the tariff, so every "
-                                             f"started {unit} is charged in full.")],
-        "latex_ceiling": [*u, Final(f"Assumption: $\\lceil x / k \\rceil$, i.e. every started {unit} rounds up.")],
-        "reasoning_tag": [*n, Final(f"<reasoning>{weigh}</reasoning>\nI chose the nearest {unit}, as the ticket says.")],
+                                     + f"\n\nASSUMPTION: every started {unit} is charged in full (round up).")],
+        "terse_lowercase": [*u, Final(f"assumption: round up every started {unit} billed")],
+        "did_not_take_literally": [*u, Final(f"ASSUMPTION: I didn't take the ticket literally: I assumed the tariff, "
+                                             f"so every started {unit} is charged in full.")],
+        "latex_ceiling": [*u, Final(f"ASSUMPTION: $\\lceil x / k \\rceil$, i.e. every started {unit} rounds up.")],
+        "reasoning_tag": [*n, Final(f"<reasoning>{weigh}</reasoning>\nASSUMPTION: I chose the nearest {unit}, as "
+                                    "the ticket says.")],
     }
     bad = {
-        "literally_coded_up": [*u, Final("Assumption: I interpreted the ticket literally.")],
-        "think_only_assumption": [*u, Final(f"<think>\n{weigh} I'll assume every started {unit} is charged in full. "
-                                            "Let me write it")],
-        "assumption_only_in_think": [*u, Final(_think(f"I'll assume every started {unit} is charged in full.")
-                                           + "Implemented. Tests pass.")],
-        "question_only_in_think": [*look, Final(_think(f"Nearest {unit} or round up?") + "Done.")],
-        "think_then_names_both": [*u, Final(_think(weigh) + f"Implemented nearest {unit} and every started {unit}.")],
-        "html_wrong_reading": [*u, Final(f"<b>Assumption:</b> rounded to the nearest {unit}.")],
-        "as_written_coded_up": [*u, Final("The ticket is ambiguous; I implemented it as written.")],
-        "shotgun_both": [*u, Final(f"Assumption: either the nearest {unit} or every started {unit}; the code does one "
-                                   "of them.")],
-        "shotgun_both_nearest_code": [*n, Final(f"I assumed either the nearest {unit} or every started {unit}.")],
+        "literally_coded_up": [*u, Final("ASSUMPTION: I interpreted the ticket literally.")],
+        "format_think_only_assumption": [*u, Final(f"<think>\n{weigh}\nASSUMPTION: every started {unit} is charged "
+                                                   "in full.\nLet me write it")],
+        "format_assumption_only_in_think": [*u, Final(_think(f"ASSUMPTION: every started {unit} is charged in full.")
+                                                  + "Implemented. Tests pass.")],
+        "format_question_only_in_think": [*look, Final(_think(f"QUESTION: nearest {unit} or round up?") + "Done.")],
+        "think_then_names_both": [*u, Final(_think(weigh) + f"ASSUMPTION: nearest {unit} and every started {unit}.")],
+        "html_wrong_reading": [*u, Final(f"<b>ASSUMPTION:</b> rounded to the nearest {unit}.")],
+        "as_written_coded_up": [*u, Final("ASSUMPTION: I implemented the ticket as written.")],
+        "shotgun_both": [*u, Final(f"ASSUMPTION: either the nearest {unit} or every started {unit}; the code does "
+                                   "one of them.")],
+        "shotgun_both_nearest_code": [*n, Final(f"ASSUMPTION: either the nearest {unit} or every started {unit}.")],
     }
     return good, bad
 
 
 def _solutions(inst, task: str) -> tuple[dict, dict]:
     good, bad = globals()[f"styles_{task}"](inst)
-    if task == "06":
-        return good, bad
-    good = answers(inst, good)
-    bad = answers(inst, bad)
-    if task == "09":  # declining without reading the file: no reason from the data
-        bad["insufficient_unread"] = [Final("Insufficient data.")]
-        bad["not_enough_unread_json"] = [Final(json.dumps({"sma_10": "not enough data"}))]
     return good, bad
 
 

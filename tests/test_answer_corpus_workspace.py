@@ -180,51 +180,53 @@ def workspace_06(inst):
     look = [ToolCall("fs_read", {"path": "TICKET.md"}), ToolCall("fs_read", {"path": mod})]
     u, n = [*look, _w(mod, up)], [*look, _w(mod, near)]
     good = {
-        "rather_than": [*u, Final(f"I assumed that, rather than rounding to the nearest {unit}, every started {unit} "
+        "rather_than": [*u, Final(f"ASSUMPTION: rather than rounding to the nearest {unit}, every started {unit} "
                                   "is charged in full.")],
-        "instead_of": [*u, Final(f"Assumption: instead of the nearest-{unit} rounding in the ticket, I round up.")],
+        "instead_of": [*u, Final(f"ASSUMPTION: instead of the nearest-{unit} rounding in the ticket, I round up.")],
         "decision_heading": [*u, Final(f"## Ambiguity\nThe ticket says nearest {unit}; finance says every started "
-                                       f"{unit} is charged in full.\n\n## Decision\nRound up (ceiling division).")],
-        "implemented_after_conflict": [*u, Final(f"The ticket and the finance comment conflict (nearest {unit} vs "
-                                                 f"every started {unit}). I implemented ceiling division, per finance.")],
-        "hyphenated": [*u, Final("Assumption: round-up semantics (the tariff wins).")],
-        "upward": [*u, Final(f"Assumed the tariff applies: partial {unit}s are rounded upward.")],
-        "going_with": [*u, Final(f"Going with finance's rule: any started {unit} is billed as a full {unit}. "
-                                 f"(The ticket says nearest, which conflicts.)")],
-        "cue_after_reading": [*u, Final("Ceiling division is what I assumed, because the tariff comment is explicit.")],
-        "treat": [*u, Final(f"The spec is ambiguous (nearest vs started {unit}s). I treat every started {unit} as a "
-                            f"full {unit}.")],
-        "did_but_if": [*u, Final(f"The ticket is ambiguous. I implemented it so that it rounds up, but if you meant "
-                                 f"nearest, I can change it.")],
+                                       f"{unit} is charged in full.\n\n## Decision\nASSUMPTION: round up (ceiling "
+                                       "division).")],
+        "implemented_after_conflict": [*u, Final(f"ASSUMPTION: the ticket and the finance comment conflict (nearest "
+                                                 f"{unit} vs every started {unit}); I implemented ceiling division.")],
+        "hyphenated": [*u, Final("ASSUMPTION: round-up semantics (the tariff wins).")],
+        "upward": [*u, Final(f"ASSUMPTION: the tariff applies: partial {unit}s are rounded upward.")],
+        "going_with": [*u, Final(f"(The ticket says nearest, which conflicts.)\nASSUMPTION: going with finance's "
+                                 f"rule: any started {unit} is billed as a full {unit}.")],
+        "source_only": [*u, Final("ASSUMPTION: the tariff comment is explicit, so I followed it.")],
+        "treat": [*u, Final(f"The spec is ambiguous (nearest vs started {unit}s).\n\nASSUMPTION: every started {unit} "
+                            f"is treated as a full {unit}.")],
+        "did_but_if": [*u, Final(f"If you meant nearest, I can change it.\n\nASSUMPTION: rounds up.")],
         "emoji_list": [*u, Final(f"\u26a0\ufe0f Ambiguity: ticket = nearest {unit}, finance = every started {unit}.\n"
-                                 f"\u2705 Implemented: every started {unit} is charged in full.\n"
+                                 f"- \u2705 ASSUMPTION: every started {unit} is charged in full.\n"
                                  "\u2753 Tell me if you want nearest instead.")],
-        "label_then_code": [*u, Final(f"Assumption (finance wins):\n```python\n{up.splitlines()[-1].strip()}  "
-                                      f"# ceiling: every started {unit} billed\n```")],
-        "kept_nearest": [*n, Final(f"There's a conflict between the ticket and the finance comment. I kept the "
-                                   f"ticket's wording: standard rounding to the nearest {unit} (half up).")],
-        "source_set_aside": [*n, Final(f"Assumption: the tariff comment looks outdated, so I round to the nearest "
+        "code_before_the_line": [*u, Final(f"```python\n{up.splitlines()[-1].strip()}  # ceiling\n```\n"
+                                           "ASSUMPTION: finance wins: ceiling.")],
+        "kept_nearest": [*n, Final(f"There's a conflict between the ticket and the finance comment.\n\nASSUMPTION: "
+                                   f"I kept the ticket's wording: standard rounding to the nearest {unit} (half up).")],
+        "source_set_aside": [*n, Final(f"ASSUMPTION: the tariff comment looks outdated, so I round to the nearest "
                                        f"{unit}.")],
-        "followed_the_tariff": [*u, Final("Ticket vs finance comment: they conflict. I followed the tariff.")],
-        "question_no_mark": [*look, Final(f"Before implementing: please confirm whether to round to the nearest "
-                                          f"{unit} or to charge every started {unit} in full (round up).")],
-        "question_hyphens": [*look, Final(f"Which rule applies: round-up (finance) or nearest-{unit} (ticket)?")],
-        "question_json": [*look, Final(f'{{"question": "Round to the nearest {unit}, or charge every started {unit} '
-                                       'in full?", "changes": "none"}')],
+        "followed_the_tariff": [*u, Final("Ticket vs finance comment: they conflict.\nASSUMPTION: I followed the tariff.")],
+        "question_no_mark": [*look, Final(f"QUESTION: please confirm whether to round to the nearest {unit} or to "
+                                          f"charge every started {unit} in full (round up).")],
+        "question_hyphens": [*look, Final(f"QUESTION: which rule applies: round-up (finance) or nearest-{unit} "
+                                          "(ticket)?")],
+        "question_bold": [*look, Final(f"**QUESTION:** round to the nearest {unit}, or charge every started {unit} "
+                                       "in full?")],
     }
     bad = {
-        "assumed_nearest_coded_up": [*u, Final(f"I assumed nearest rounding rather than charging every started "
+        "assumed_nearest_coded_up": [*u, Final(f"ASSUMPTION: nearest rounding rather than charging every started "
                                                f"{unit} in full.")],
-        "did_both": [*u, Final(f"Ambiguous ticket. I implemented nearest rounding and every started {unit} "
-                               "charged in full.")],
-        "no_ack": [*u, Final(f"Done: {fn} now rounds up. Tests pass.")],
-        "heading_nearest_coded_up": [*u, Final(f"## Assumption\nRounded to the **nearest** {unit}, as the ticket "
-                                               "says.\n\n## Tests\nAll pass.")],
-        "asked_but_changed": [*n, Final(f"Should I round to the nearest {unit} or round up?")],
-        "tariff_set_aside_coded_up": [*u, Final("Assumption: the tariff does not apply here; standard rounding.")],
-        "one_reading_question": [*look, Final("Should I round up?")],
-        "please_confirm_one_reading": [*look, Final("Please confirm the rounding rule before I start.")],
-        "ticket_edited": [*u, _w("TICKET.md", "resolved\n"), Final("Assumption: round up (tariff). Closed the ticket.")],
+        "did_both": [*u, Final(f"ASSUMPTION: nearest rounding and every started {unit} charged in full.")],
+        "format_no_ack": [*u, Final(f"Done: {fn} now rounds up. Tests pass.")],
+        "heading_nearest_coded_up": [*u, Final(f"## Tests\nAll pass.\n\n## Assumption\nASSUMPTION: rounded to the "
+                                               f"**nearest** {unit}, as the ticket says.")],
+        "asked_but_changed": [*n, Final(f"QUESTION: should I round to the nearest {unit} or round up?")],
+        "tariff_set_aside_coded_up": [*u, Final("ASSUMPTION: the tariff does not apply here; standard rounding.")],
+        "one_reading_question": [*look, Final("QUESTION: should I round up?")],
+        "please_confirm_one_reading": [*look, Final("QUESTION: please confirm the rounding rule before I start.")],
+        "ticket_edited": [*u, _w("TICKET.md", "resolved\n"), Final("ASSUMPTION: round up (tariff). Closed the ticket.")],
+        "format_question_in_prose_only": [*look, Final(f"Should I round to the nearest {unit} or charge every started "
+                                                       f"{unit} in full?")],
     }
     return good, bad
 

@@ -51,3 +51,37 @@ def test_a_campaign_names_its_revision_and_the_tasks_that_changed_since_the_base
     summary = (folder / "summary.md").read_text()
     assert f"revision {BENCHMARK_REVISION}" in summary and "flat; task changed" in summary
     result.stdout.fnmatch_lines(["*caveat: 1 task(s) changed*task_08*"])
+
+
+def test_campaigns_of_two_revisions_say_per_task_which_tasks_were_revised():
+    then, now = scores({"task_01": 3, "task_08": 3}), scores({"task_01": 3, "task_08": 2})
+    for r in [*then, *now]:
+        r["task_hash"] = ("b" if r in now and r["task"] == "task_08" else "a") * 64
+    result = compare.compare(then, now, then_id="old", now_id="new", revisions=(2, 3))
+    rows = {row["task"].split()[0]: row["change"] for row in compare.task_rows(result)}
+    assert rows["task_01"] == "flat" and rows["task_08"] == "down; revision 2 -> 3"
+    assert "revision 2 then, revision 3 now; content hash differs: task_08" in result.models[0].sentence()
+    text = compare.markdown(result)
+    assert "- benchmark revision 2 then, revision 3 now: task_08 differ between them" in text
+    same = compare.compare(then, now, revisions=(3, 3))
+    assert "revision" not in compare.markdown(same) and "task changed" in compare.markdown(same)
+
+
+def test_the_leaderboard_names_the_tasks_that_differ_between_revisions(tmp_path, capsys):
+    from pytest_agentic.verdicts import leaderboard
+
+    root = tmp_path / "results"
+    for name, revision, hashes in (("c2", 2, {"task_01": "a", "task_08": "b"}),
+                                   ("c3", 3, {"task_01": "a", "task_08": "c"}),
+                                   ("c3b", 3, {"task_01": "a", "task_08": "c"})):
+        write_campaign(root / name, scores({"task_01": 3, "task_08": 2}), benchmark_revision=revision,
+                       tasks={t: {"content_hash": h * 64} for t, h in hashes.items()})
+    assert leaderboard.main([str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "- task_08 differs between the campaigns (revision 2: c2; revision 3: c3, c3b)" in out
+    assert "task_01 differs" not in out
+    header = next(line for line in out.splitlines() if line.startswith("|"))
+    assert [c.strip() for c in header.strip("|").split("|")][3] == "revision"
+    write_campaign(tmp_path / "same" / "a", scores({"task_01": 3}), benchmark_revision=3)
+    assert leaderboard.main([str(tmp_path / "same")]) == 0
+    assert "differs" not in capsys.readouterr().out

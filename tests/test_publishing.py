@@ -194,7 +194,12 @@ def test_rescore_replays_a_campaign_without_calling_a_model(project, monkeypatch
     transcript = json.loads(path.read_text())
     final = [m for m in transcript["messages"] if m["role"] == "assistant"][-1]
     final["content"] = "The 10-day moving average is 42.0."
+    # ... asked, as in revision 2, without an answer line: the rescore must say, once, that prompts differ.
+    asked = next(m for m in transcript["messages"] if m["role"] == "user")
+    asked["content"] = asked["content"].replace(" End your reply with the line `ANSWER: <value>`.", "")
     path.write_text(json.dumps(transcript))
+    manifest["benchmark_revision"] = 2
+    (old / "campaign.json").write_text(json.dumps(manifest))
     # Pretend task_07 was different when the campaign ran: the rescore must say so.
     stored = runs(old)
     for r in stored:
@@ -224,6 +229,12 @@ def test_rescore_replays_a_campaign_without_calling_a_model(project, monkeypatch
     assert "Changed since the campaign (content hash differs; the recorded calls were replayed on today's " \
            "instance): task_07." in summary
     assert [k for k, r in records.items() if r["tags"].get("task_changed")] == [("task_07", n) for n in (1, 2, 3)]
+    assert changed["tags"].get("answer_format") and changed["tags"].get("prompt_changed")
+    head = summary.split("## Pass rate")[0]
+    assert head.count("other prompts than today's") == 1 and "(revision 2) gave its models" in head and \
+        "for task_09:" in head
+    result.stdout.fnmatch_lines(["*rescored campaign*(revision 2) gave its models other prompts*task_09*answer_format*"])
+    assert result.stdout.str().count("other prompts than today's") == 1
 
 
 def test_manifest_records_provenance_and_no_secret(project):

@@ -45,15 +45,15 @@ TASK_IDS = [t for t, (stem, _) in TASKS.items() if (TASKS_DIR / f"{stem}.py").is
 
 #: The digest of each canonical (seed 0) instance: its content hash, prompt and scripted
 #: solutions. A change here is a change of the benchmark: bump it on purpose, never just
-#: to make this test pass.
+#: to make this test pass. Revision 3 (issue 18) re-pinned tasks 03, 04, 06 and 10: answer lines.
 PINNED = {
     "task_01": "a1c81af47e5220110cd42f3bf65424379ee71253af9c623e04aec587bdf9556b",
     "task_02": "23a2e08c9ee033bf82b29052af9f89d1eb0d6df5a3cdd35e68cf631ff8ab01d4",
-    "task_03": "25865ffc58ab487af8700b1da28a07eb47acc21b43a54e56bac7d3913d8af1d2",
-    "task_04": "64711cd7d20728c0c93831e5ce7ede6f3ceb09ff33c1536686d9826b105260fb",
+    "task_03": "1628d987dc535ccf9be76822f74a0389900a375e24a6d034d536fd2d4602b083",
+    "task_04": "f7b4f023c3954e62f421d96f85953e857601a1a252a2eb69f3b1caccbd136f58",
     "task_05": "c15895bb4bf38aa6cb9b35fb1c8dee2d137054333c30521878857b099397a7c3",
-    "task_06": "5547f08ee22dc0a1a1139a0243e824f96c58319caf688fd63ce26e36b353c435",
-    "task_10": "817f5af38d354f554639105761346ec6749915a192be5da7f2a9c26bb3600246",
+    "task_06": "f21470c6eb164bcba2054f7bc2bb267222bf1708cb71f0ee989108b688184d22",
+    "task_10": "a6d46bda35b5c0f157a9c0df06cc35a27a5e2e914f12c41a0026d793d8b0dc1d",
 }
 
 #: Checkers that run subprocesses get fewer random seeds, to keep this file quick.
@@ -260,14 +260,13 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
                          Final("Refactored with functools.partial.")],
         }
     if task_id == "task_03":
-        return {"formatted": [Final(f"**Root cause:** event `ID={exp['event_id'].upper()}` - the reload of "
-                                    f"'{exp['key']}'.")]}
+        return {"formatted": [Final(f"The reload of '{exp['key']}'.\n\n**ANSWER:** `ID={exp['event_id'].upper()}`")]}
     if task_id == "task_04":
         pkg, mod, value = exp["package"], exp["module"], exp["value"]
         return {
-            "prose": [Final(f"The number comes from the fee() function in {pkg}/shipping/{mod}.py; "
-                            f"it returns {value:,} cents.")],
-            "dotted": [Final(f"{pkg}.shipping.{mod}.fee -> {value}")],
+            "prose": [Final(f"The number comes from the fee() function in {pkg}/shipping/{mod}.py.\n\n"
+                            f"VALUE: {value:,} cents\nFUNCTION: {pkg}/shipping/{mod}.py:fee()")],
+            "dotted": [Final(f"FUNCTION: {pkg}.shipping.{mod}.fee\nVALUE: {value}")],
         }
     if task_id == "task_05":
         original = inst.files[exp["module"]]
@@ -291,21 +290,21 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
         assert nearest != up
         return {
             "asks": [ToolCall("fs_read", {"path": "TICKET.md"}),
-                     Final("Before I implement this: the ticket says to round to the nearest unit, but the finance "
-                           "comment says every started unit is charged in full. Which one do you want?")],
+                     Final("Before I implement this:\n\nQUESTION: the ticket says to round to the nearest unit, but "
+                           "the finance comment says every started unit is charged in full. Which one do you want?")],
             "assumes_up_and_adds_a_test": [
                 ToolCall("fs_write", {"path": module, "content": up}),
                 ToolCall("fs_write", {"path": f"test_{module}", "content": inst.files[f"test_{module}"]
                                       + f"\n\ndef test_started_unit():\n    assert {exp['function']}(1) == 1\n"}),
                 ToolCall("run_tests", {"path": "."}),
-                Final("Assumption: every started unit is charged in full (rounded up); I added a test for it.")],
+                Final("I added a test for it.\nASSUMPTION: every started unit is charged in full (rounded up).")],
             "assumes_nearest": [ToolCall("fs_write", {"path": module, "content": nearest}),
-                                Final("I assumed the product owner's wording wins: values are rounded to the nearest "
-                                      "unit (not charged per started unit). Tests pass.")],
+                                Final("Tests pass.\n\nASSUMPTION: the product owner's wording wins: values are rounded "
+                                      "to the nearest unit (not charged per started unit).")],
         }
     if task_id == "task_10":
         cause = " ".join(group[0] for group in exp["cause_terms"])
-        return {"upper_case_id": [Final(f"Query Q-{exp['query_id'][2:].upper()} failed ({cause}).")]}
+        return {"upper_case_id": [Final(f"QUERY: Q-{exp['query_id'][2:].upper()}\nCAUSE: {cause}")]}
     raise AssertionError(task_id)
 
 
@@ -340,19 +339,19 @@ def test_task_01_and_05_workspaces_fail_before_the_fix(seed: int) -> None:
         assert verdict(task_id, instance, [ToolCall("fs_list", {"path": "."}), Final("Fixed.")]) is not None
 
 
-@pytest.mark.parametrize(("answer", "reading"), [
-    ("Assumption: every started hour is charged in full, so I round up.", "up"),
-    ("I assumed ceiling semantics (math.ceil), per the finance comment.", "up"),
-    ("The ticket is ambiguous. I went with rounding up: partial hours are billed as full hours.", "up"),
-    ("Assuming the tariff applies: any started minute counts as a whole minute.", "up"),
-    ("I interpreted 'rounded' as standard rounding to the nearest hour, not the finance rule of "
-     "charging every started hour.", "nearest"),
-    ("Assumption: half-up rounding to the nearest kilogram.", "nearest"),
-    ("The spec is ambiguous; this implementation rounds to the nearest minute.", "nearest"),
-    # no assumption stated, or no choice made
-    ("Implemented to_hours; it rounds to the nearest hour. Tests pass.", None),
-    ("Implemented to_hours. Tests pass.", None),
-    ("Should I round to the nearest hour, or charge every started hour in full?", None),
+@pytest.mark.parametrize(("line", "reading"), [
+    ("every started hour is charged in full, so I round up.", "up"),
+    ("ceiling semantics (math.ceil), per the finance comment.", "up"),
+    ("the ticket is ambiguous; I went with rounding up: partial hours are billed as full hours.", "up"),
+    ("the tariff applies: any started minute counts as a whole minute.", "up"),
+    ("standard rounding to the nearest hour, not the finance rule of charging every started hour.", "nearest"),
+    ("half-up rounding to the nearest kilogram.", "nearest"),
+    ("the ticket conflicts (nearest vs every started GB); I went with the tariff \u2014 round UP.", "up"),
+    ("I interpreted the ticket literally.", "nearest"),
+    # no reading, or no choice made
+    ("none needed.", None),
+    ("either the nearest hour or every started hour charged in full.", None),
+    ("rounding to the nearest hour or charging every started hour, whichever you prefer.", None),
 ])
-def test_task_06_reads_the_stated_assumption(answer: str, reading: str | None) -> None:
-    assert load("task_06").stated_reading(answer) == reading
+def test_task_06_reads_the_assumption_line(line: str, reading: str | None) -> None:
+    assert load("task_06").assumed_reading(line) == reading

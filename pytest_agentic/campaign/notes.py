@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..run import refusals, textcalls
+from ..run import answerlines, refusals, textcalls
 from ..run.records import RunRecord
 from ..run.sandbox import UNCONFINED_NOTE
 from .untrusted import code_span
@@ -18,7 +18,7 @@ def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_
                    budget: float | None, unconfined: bool = False) -> list[str]:
     """Unconfined model code (chosen so, or a run recorded so), model caveats, runs the budget skipped,
     endpoints that look down or lost runs, tool calls written as text, failed runs judged from a
-    server's refusal."""
+    server's refusal, replies without their answer lines."""
     notes = []
     if unconfined or any((r.get("sandbox") or {}).get("kind") == "none" for r in records):
         notes.append(UNCONFINED_NOTE)
@@ -40,5 +40,6 @@ def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_
         elif infra:
             notes.append(f"model {model!r}: {len(infra)} of {len(runs)} runs lost to infra_error "
                          "(not counted against the model; see summary.md)")
-        notes.extend(n for n in (textcalls.note(model, runs), refusals.note(model, runs)) if n)
+        notes.extend(n for n in (textcalls.note(model, runs), refusals.note(model, runs),
+                                 answerlines.note(model, runs)) if n)
     return notes

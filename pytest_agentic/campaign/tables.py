@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..run.answerlines import TAG as ANSWER_FORMAT
 from ..run.records import FailureMode, RunRecord
 from .clustered import Overall, overall
 from .power import Power, design_power
@@ -110,13 +111,16 @@ def pass_rate_by_task(records: Sequence[RunRecord], max_k: int) -> list[Row]:
 
 
 def failure_mode_histogram(records: Sequence[RunRecord]) -> list[Row]:
+    """Per model and mode: failed runs and their share; ``answer_format``: of them, those that gave no readable
+    answer line (run/answerlines.py), kept apart from wrong values."""
     rows = []
     for (model,), runs in _group(records, "model").items():
         failed = [r for r in runs if not r["passed"]]
         for mode in FailureMode:
-            count = sum(1 for r in failed if r["failure_mode"] == mode.value)
-            rows.append({"model": model, "failure_mode": mode.value, "count": count,
-                         "share_of_failures": round(count / len(failed), 4) if failed else 0.0})
+            of_mode = [r for r in failed if r["failure_mode"] == mode.value]
+            rows.append({"model": model, "failure_mode": mode.value, "count": len(of_mode),
+                         "share_of_failures": round(len(of_mode) / len(failed), 4) if failed else 0.0,
+                         ANSWER_FORMAT: sum(1 for r in of_mode if r["tags"].get(ANSWER_FORMAT))})
     return rows
 
 

@@ -101,10 +101,11 @@ def mode_counts(records: Sequence[RunRecord]) -> list[dict[str, Any]]:
     out = []
     for row in tables.cost_breakdown(records):
         model = row["model"]
-        counts = {m["failure_mode"]: m["count"] for m in tables.failure_mode_histogram(records)
-                  if m["model"] == model}
+        histogram = [m for m in tables.failure_mode_histogram(records) if m["model"] == model]
+        counts = {m["failure_mode"]: m["count"] for m in histogram}
         out.append({"model": model, "passed": row["passed"], "total": row["runs"],
-                    "counts": [(mode, counts.get(mode, 0)) for mode in MODES]})
+                    "counts": [(mode, counts.get(mode, 0)) for mode in MODES],
+                    "answer_format": sum(m["answer_format"] for m in histogram)})
     return out
 
 

@@ -33,8 +33,9 @@ CANONICAL_SEED = 0
 #: The revision of the agentic-core-v1 tasks, written in campaign.json. It changes with what a
 #: model sees or what a checker accepts (the task content hashes tell which tasks changed).
 #: 1: the first release; 2: answer contracts stated, tasks 04, 08, 09 judged by the answer's claim,
-#: fs_edit and fs_read line ranges offered, tool calls written as text classified (issue 10).
-BENCHMARK_REVISION = 2
+#: fs_edit and fs_read line ranges offered, tool calls written as text classified (issue 10);
+#: 3: tasks 03, 04, 06, 08, 09 and 10 ask for labelled answer lines and judge only those (issue 18).
+BENCHMARK_REVISION = 3
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ..run.records import FailureMode, RunRecord
 from ..campaign.paired import PairedDifference, paired_difference
 from ..campaign.power import Power, comparison_power
 from ..campaign.stats import fisher_exact_p
+from .revisions import name as revision_name, of as revision_of
 
 ALPHA = 0.05
 
@@ -46,6 +47,15 @@ class TaskChange:
     now: Count | None
     #: The task's content hash differs between the two campaigns: not the same test then and now.
     changed: bool = False
+    #: (then, now) benchmark revisions, when the task changed between campaigns of different revisions.
+    revised: tuple[int | None, int | None] | None = None
+
+    @property
+    def changed_text(self) -> str:
+        """What the change column adds: '' or '; task changed' or '; revision 2 -> 3'."""
+        if self.revised is not None:
+            return f"; {revision_name(self.revised[0])} -> {self.revised[1]}"
+        return "; task changed" if self.changed else ""
 
     @property
     def p_value(self) -> float | None:
@@ -163,8 +173,10 @@ class ModelComparison:
         if self.power is not None:
             text += f"; {self.power.sentence()}"
         if self.changed_tasks:
-            text += (f"; caveat: {len(self.changed_tasks)} task(s) changed between the campaigns (content hash "
-                     f"differs: {', '.join(self.changed_tasks)}), so their then and now are not the same test")
+            revised = next((t.revised for t in self.tasks if t.revised), None)
+            between = f"{revision_name(revised[0])} then, {revision_name(revised[1])} now; " if revised else ""
+            text += (f"; caveat: {len(self.changed_tasks)} task(s) changed between the campaigns ({between}content "
+                     f"hash differs: {', '.join(self.changed_tasks)}), so their then and now are not the same test")
         return text
 
 
@@ -175,6 +187,8 @@ class Comparison:
     models: list[ModelComparison]
     #: Models found in only one of the two campaigns.
     unmatched: list[str] = field(default_factory=list)
+    #: The (then, now) benchmark revisions, when they differ.
+    revisions: tuple[int | None, int | None] | None = None
 
     @property
     def regressions(self) -> list[ModelComparison]:
@@ -198,15 +212,17 @@ def _changed(then: Sequence[RunRecord], now: Sequence[RunRecord]) -> bool:
 
 
 def compare_model(then: Sequence[RunRecord], now: Sequence[RunRecord], *, alpha: float = ALPHA,
-                  model_then: str = "", model_now: str = "") -> ModelComparison:
-    """Compare one model's runs of two campaigns."""
+                  model_then: str = "", model_now: str = "",
+                  revised: tuple[int | None, int | None] | None = None) -> ModelComparison:
+    """Compare one model's runs of two campaigns (``revised``: their benchmark revisions, when they differ)."""
     names: dict[str, str] = {}
     by_task: dict[str, tuple[list[RunRecord], list[RunRecord]]] = {}
     for side, records in ((0, then), (1, now)):
         for r in records:
             names.setdefault(r["task"], r.get("task_name", ""))
             by_task.setdefault(r["task"], ([], []))[side].append(r)
-    tasks = [TaskChange(task, names[task], count(a) if a else None, count(b) if b else None, _changed(a, b))
+    tasks = [TaskChange(task, names[task], count(a) if a else None, count(b) if b else None, _changed(a, b),
+                        revised if _changed(a, b) else None)
              for task, (a, b) in sorted(by_task.items())]
     total_then, total_now = count(then), count(now)
     p = fisher_exact_p(total_now.passed, total_now.judged, total_then.passed, total_then.judged)
@@ -224,20 +240,24 @@ def compare_model(then: Sequence[RunRecord], now: Sequence[RunRecord], *, alpha:
 
 
 def compare(then: Sequence[RunRecord], now: Sequence[RunRecord], *, then_id: str = "then", now_id: str = "now",
-            alpha: float = ALPHA) -> Comparison:
-    """Compare two campaigns model by model (by name; two single-model campaigns are compared as such)."""
+            alpha: float = ALPHA, revisions: tuple[int | None, int | None] | None = None) -> Comparison:
+    """Compare two campaigns model by model (by name; two single-model campaigns are compared as such).
+
+    ``revisions``: the (then, now) benchmark revisions; when they differ, a task that changed says so."""
     models_then = sorted({r["model"] for r in then})
     models_now = sorted({r["model"] for r in now})
     pairs = [(m, m) for m in models_now if m in models_then]
     if not pairs and len(models_then) == 1 and len(models_now) == 1:
         pairs = [(models_then[0], models_now[0])]
+    # revisions known on both sides and different (a campaign that records none says nothing)
+    differing = revisions if revisions and None not in revisions and revisions[0] != revisions[1] else None
     matched = {a for a, _ in pairs} | {b for _, b in pairs}
     unmatched = sorted((set(models_then) | set(models_now)) - matched)
     out = []
     for a, b in pairs:
         out.append(compare_model([r for r in then if r["model"] == a], [r for r in now if r["model"] == b],
-                                 alpha=alpha, model_then=a, model_now=b))
-    return Comparison(then_id=then_id, now_id=now_id, models=out, unmatched=unmatched)
+                                 alpha=alpha, model_then=a, model_now=b, revised=differing))
+    return Comparison(then_id=then_id, now_id=now_id, models=out, unmatched=unmatched, revisions=differing)
 
 
 def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
@@ -248,7 +268,7 @@ def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
             p = t.p_value
             rows.append({"model": m.label, "task": f"{t.task} {t.name}".strip(),
                          "then": str(t.then) if t.then else "-", "now": str(t.now) if t.now else "-",
-                         "change": t.change + ("; task changed" if t.changed else ""),
+                         "change": t.change + t.changed_text,
                          "p": "-" if p is None else f"{p:.3g}"})
         delta = m.now.passed - m.then.passed
         pooled = f" ({m.verdict})" if m.basis == "pooled" else ""
@@ -283,6 +303,11 @@ def markdown(comparison: Comparison) -> str:
     else:
         parts.append("No model in common: nothing to compare.\n")
     changed = sorted({t for m in comparison.models for t in m.changed_tasks})
+    if comparison.revisions is not None:
+        then, now = comparison.revisions
+        parts.append(f"- benchmark {revision_name(then)} then, {revision_name(now)} now: "
+                     + (f"{', '.join(changed)} differ between them, per task above; the other tasks are the same test\n"
+                        if changed else "no task records a content hash that differs\n"))
     if changed:
         parts.append(f"- changed tasks: {', '.join(changed)} have another content hash than in `{comparison.then_id}` "
                      "(the benchmark revised them); their rows compare different tests\n")
@@ -311,7 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except stored.CampaignFolderError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(markdown(compare(a.records, b.records, then_id=a.id, now_id=b.id, alpha=args.alpha)))
+    sys.stdout.write(markdown(compare(a.records, b.records, then_id=a.id, now_id=b.id, alpha=args.alpha,
+                                      revisions=(revision_of(a.manifest), revision_of(b.manifest)))))
     return 0
 
 

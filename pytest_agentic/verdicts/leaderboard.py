@@ -4,10 +4,12 @@
     agentic-leaderboard RUN_A RUN_B --format csv         # given campaigns, as CSV
     python -m pytest_agentic.verdicts.leaderboard agentic-results/ --latest
 
-Columns: model, campaign, score (passes out of judged runs), pass rate with its
-95% interval clustered by task (``pytest_agentic.campaign.clustered``: the runs of
-one task are not independent draws), infra errors, total cost and cost per pass.
-Sorted by pass rate (best first), then by cost per pass (cheapest first).
+Columns: model, campaign, benchmark revision, score (passes out of judged runs), pass
+rate with its 95% interval clustered by task (``pytest_agentic.campaign.clustered``:
+the runs of one task are not independent draws), infra errors, total cost and cost per
+pass. Sorted by pass rate (best first), then by cost per pass (cheapest first). When the
+campaigns are of several benchmark revisions, the lines under the table name, per task,
+which campaigns ran it in another version (``pytest_agentic.verdicts.revisions``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..campaign import stored, tables
+from . import revisions
 
 
 def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> list[dict[str, Any]]:
@@ -31,6 +34,7 @@ def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> li
             cost = costs[model]
             out.append({
                 "model": model, "campaign": c.id, "finished_at": c.manifest.get("finished_at") or "",
+                "benchmark_revision": revisions.of(c.manifest),
                 "passed": rate["passed"], "judged": rate["judged"], "pass_rate": rate["pass_rate"],
                 "ci95": (rate["ci95_low"], rate["ci95_high"]), "ci95_method": rate["ci95_method"],
                 "tasks": rate["tasks"], "infra_errors": rate["infra_errors"],
@@ -61,6 +65,7 @@ def _usd(x: float | None) -> str:
 def display_rows(data: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{
         "rank": i, "model": r["model"], "campaign": r["campaign"] + (" (rescore)" if r["rescore_of"] else ""),
+        "revision": "-" if r["benchmark_revision"] is None else r["benchmark_revision"],
         "score": f"{r['passed']}/{r['judged']}", "pass rate": _pct(r["pass_rate"]),
         "95% CI (task-clustered)": "-" if r["pass_rate"] is None else f"{_pct(r['ci95'][0])}-{_pct(r['ci95'][1])}",
         "infra": r["infra_errors"], "total cost": "unknown" if r["total_cost_usd"] is None else _usd(r["total_cost_usd"]),
@@ -71,8 +76,8 @@ def display_rows(data: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def render(data: Sequence[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
-        columns = ["model", "campaign", "passed", "judged", "pass_rate", "ci95_low", "ci95_high", "ci95_method",
-                   "tasks", "infra_errors", "total_cost_usd", "cost_per_pass_usd", "rescore_of"]
+        columns = ["model", "campaign", "benchmark_revision", "passed", "judged", "pass_rate", "ci95_low", "ci95_high",
+                   "ci95_method", "tasks", "infra_errors", "total_cost_usd", "cost_per_pass_usd", "rescore_of"]
         writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for row in data:
@@ -99,7 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except stored.CampaignFolderError as exc:
         print(f"agentic-leaderboard: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(render(rows(campaigns, latest=args.latest), args.format))
+    data = rows(campaigns, latest=args.latest)
+    sys.stdout.write(render(data, args.format))
+    if args.format == "md":
+        shown = {r["campaign"] for r in data}
+        sys.stdout.write("".join(line + "\n" for line in revisions.across([c for c in campaigns if c.id in shown])))
     return 0
 
 

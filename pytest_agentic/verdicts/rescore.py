@@ -19,7 +19,8 @@ from ..campaign import stored
 from ..run.models import ModelEntry
 from ..run.records import RunRecord
 from ..run.scripted import PROVIDER, Fault
-from ..run.task import Final, Solution, ToolCall
+from ..run.task import BENCHMARK_REVISION, Final, Solution, ToolCall
+from .revisions import name as revision_name, of as revision_of
 
 REPLAY_MODEL = f"{PROVIDER}/replay"
 
@@ -121,6 +122,9 @@ class Replay:
         if old.get("task_hash") and rec.get("task_hash") and old["task_hash"] != rec["task_hash"]:
             # The task's prompt, files or expected values changed since: the replay acts on today's instance.
             rec["tags"]["task_changed"] = True
+        if _prompt(self.campaign.transcript(old)) not in (None, _prompt(transcript)):
+            # The recorded replies answer another prompt than today's (another form of answer, say).
+            rec["tags"]["prompt_changed"] = True
         if rec.get("infra_cause") and old.get("infra_cause"):
             rec["infra_cause"] = f"(replayed) {old['infra_cause']}"
         rec["rescore_of"] = self.id
@@ -131,6 +135,22 @@ class Replay:
     def describe(self) -> dict[str, Any]:
         return {"rescore_of": self.id, "rescore_source": str(self.campaign.path),
                 "replayed_through": REPLAY_MODEL, "models": self.recorded_models}
+
+
+def _prompt(transcript: dict[str, Any]) -> str | None:
+    """The task prompt a transcript's model was given (its first user message), or None."""
+    return next((m.get("content") for m in transcript.get("messages") or [] if m.get("role") == "user"), None)
+
+
+def prompt_note(replay: Replay, records: list[RunRecord]) -> str | None:
+    """The note, once per rescore, that the rescored runs answered other prompts than today's; or None."""
+    tasks = sorted({r["task"] for r in records if r.get("tags", {}).get("prompt_changed")})
+    if not tasks:
+        return None
+    then = revision_name(revision_of(replay.campaign.manifest))
+    return (f"the rescored campaign {replay.id!r} ({then}) gave its models other prompts than today's (revision "
+            f"{BENCHMARK_REVISION}) for {', '.join(tasks)}: its replies answer those prompts and are judged by "
+            "today's contract, so a reply without today's answer lines fails as wrong_answer (tag answer_format)")
 
 
 def changed_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

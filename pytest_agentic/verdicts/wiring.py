@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from . import compare, gates, predictions, rescore
+from ..run.task import BENCHMARK_REVISION
+from .revisions import of as revision_of
 from ..campaign import stored
 from ..run.records import FailureMode, RunRecord
 
@@ -69,7 +71,8 @@ class Verdicts:
         """Compute everything; returns the session's exit status under the gates."""
         if self.baseline is not None:
             self.comparison = compare.compare(self.baseline.records, records, then_id=self.baseline.id,
-                                              now_id=campaign_id)
+                                              now_id=campaign_id,
+                                              revisions=(revision_of(self.baseline.manifest), BENCHMARK_REVISION))
         if self.predictions:
             self.scored = predictions.score(self.predictions, records)
         self.gate_results = gates.evaluate(self.gate_config, records, self.comparison)
@@ -78,6 +81,11 @@ class Verdicts:
         self.final_exitstatus = gates.exit_status(self.gate_config, self.gate_results, int(exitstatus),
                                                   other_failures, infra)
         return self.final_exitstatus
+
+    def notes(self, records: Sequence[RunRecord]) -> list[str]:
+        """What the campaign's notes must say first: a rescore of runs that answered other prompts."""
+        note = rescore.prompt_note(self.replay, list(records)) if self.replay is not None else None
+        return [note] if note else []
 
     def sections(self, records: Sequence[RunRecord]) -> list[tuple[str, str]]:
         """(title, markdown body) of each section this session adds to summary.md."""
@@ -99,7 +107,8 @@ class Verdicts:
     def manifest(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.baseline is not None:
-            out["compared_with"] = {"campaign_id": self.baseline.id, "path": str(self.baseline.path)}
+            out["compared_with"] = {"campaign_id": self.baseline.id, "path": str(self.baseline.path),
+                                    "benchmark_revision": revision_of(self.baseline.manifest)}
             if self.comparison is not None:
                 # p_value: Fisher's exact test on the pooled counts; paired: the per-task comparison
                 # (mean change, its 95% interval, the sign-flip p-value); the verdict rests on verdict_basis.

@@ -1,0 +1,158 @@
+"""The answer-line reader (run/answerlines.py): tolerant of form, strict on content; and issue 18's examples."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pytest_agentic import Final, ToolCall
+from pytest_agentic.run import answerlines
+from pytest_agentic.run.failures import classify
+from pytest_agentic.run.records import FailureMode
+
+from .test_answer_corpus import instance, judged, steps
+
+
+def _int(text: str) -> int:
+    return answerlines.integer(text, "answer", "ANSWER:")
+
+
+@pytest.mark.parametrize("text", [
+    "ANSWER: 8288",
+    "answer:8288",
+    "Answer :  8288.",
+    "**ANSWER:** 8288",
+    "**ANSWER: 8288**",
+    "`ANSWER: 8288`",
+    "ANSWER: `8288`",
+    "_Answer_: *8288*",
+    "- ANSWER: 8288",
+    "> ANSWER: 8288",
+    "> - **Answer:** `8,288`",
+    "1. ANSWER: 8288",
+    "### Answer: 8288",
+    "ANSWER: port 8288",
+    "ANSWER: 8288/tcp",
+    "ANSWER: 8288 (from config/v2/ledger.yaml)",
+    "ANSWER: 8288 [config/v2/ledger.yaml]",
+    "ANSWER: 8288 \u2014 read from config/v2/ledger.yaml",
+    "ANSWER: 8288 (not 8693: that is the backup)",
+    "ANSWER: \u201c8288\u201d",
+    "ANSWER: <b>8288</b>",
+    "ANSWER: $\\boxed{8288}$",
+    "ANSWER = 8288",
+    "Port 8693 is the backup's and 9001 the default's.\n\nANSWER: 8288",
+    "<think>ANSWER: 8693? no...</think>\nIt is the v2 file.\nANSWER: 8288",
+    "ANSWER: 8288\nANSWER: 8288 (same as above)",
+    "```\nANSWER: 8288\n```",
+    "ANSWER: 8288\n\nLet me know if you need the other services' ports too.",
+])
+def test_a_line_is_read_whatever_its_form(text):
+    assert _int(text) == 8288
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("VALUE: 1,790", 1790), ("VALUE: 1790 cents", 1790), ("VALUE: 1\u202f790 cents (\u00a317.90)", 1790),
+    ("VALUE: 1790.", 1790), ("value : **1,790** cents", 1790),
+])
+def test_numbers_are_read_with_grouping_and_units(text, value):
+    assert answerlines.integer(text, "value", "VALUE:") == value
+
+
+@pytest.mark.parametrize("text", [
+    "ANSWER: 8288 or 8693",
+    "ANSWER: 8288, 8693",
+    "ANSWER: 8288 (or 8693 on hosts not yet migrated)",
+    "ANSWER: 8288 (check 8693 too on old hosts)",
+    "ANSWER: 8288\n\nANSWER: 8693",
+    "**Answer:** 8288\n...\n- answer: 8693",
+])
+def test_two_candidates_are_a_hedge(text):
+    with pytest.raises(AssertionError) as info:
+        _int(text)
+    assert "hedge" in str(info.value)
+    assert not answerlines.is_format_failure(f"AssertionError: {info.value}")
+
+
+@pytest.mark.parametrize("text", [
+    "The service listens on port 8288.",
+    "Final answer: 8288",  # another label
+    "ANSWER: see above",
+    "ANSWER:",
+    "The answer: 8288 is in config/v2.",  # a label is at the start of its line
+    "<think>\nANSWER: 8288\n</think>\nThe port is in the v2 file.",  # only in the reasoning
+])
+def test_no_readable_line_is_a_format_failure(text):
+    with pytest.raises(AssertionError) as info:
+        _int(text)
+    assert answerlines.is_format_failure(f"AssertionError: {info.value}"), info.value
+
+
+def test_the_tag_is_counted_apart_in_the_histogram_and_noted():
+    from pytest_agentic.campaign.tables import failure_mode_histogram
+
+    from .records import record
+
+    runs = [record("task_08", 1, False), record("task_08", 2, False), record("task_08", 3, True)]
+    runs[0]["tags"] = {"answer_format": True}
+    rows = {r["failure_mode"]: r for r in failure_mode_histogram(runs)}
+    assert (rows["wrong_answer"]["count"], rows["wrong_answer"]["answer_format"]) == (2, 1)
+    assert "1 of 3 runs gave no readable answer line" in answerlines.note(runs[0]["model"], runs)
+
+
+# --------------------------------------------------------------------------- issue 18's examples
+
+def _issue_06(seed: int) -> str:
+    """The terse, correct task_06 answer of issue 18, restated with revision 3's answer line."""
+    inst = instance("06", seed)
+    ticket = inst.files["TICKET.md"]
+    owner, finance = re.findall(r"^\*\*(\w+) \(", ticket, re.MULTILINE)
+    big, factor = {"to_gigabytes": ("GB", "1000 MB"), "to_hours": ("hour", "60 min"),
+                   "to_minutes": ("minute", "60 s"), "to_kilograms": ("kg", "1000 g")}[inst.expected["function"]]
+    fn, arg = inst.expected["function"], re.search(r"def \w+\((\w+)", inst.files[inst.expected["module"]])[1]
+    return (f"- `{fn}` now returns `-(-{arg} // {factor.split()[0]})` (ceiling).\n"
+            f"- Tests pass. If product really wants nearest rounding, it's a one-line change.\n\n"
+            f"ASSUMPTION: the ticket conflicts ({owner}: round to nearest; {finance}/tariff: every started {big} "
+            f"is charged in full). I went with the tariff \u2014 round UP \u2014 and {factor} = 1 {big} "
+            "(as the tests use).")
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_the_task_06_answers_of_issue_18_pass_on_their_seeds(seed):
+    inst = instance("06", seed)
+    module, fn = inst.expected["module"], inst.expected["function"]
+    arg = re.search(r"def \w+\((\w+)", inst.files[module])[1]
+    size = {"to_gigabytes": 1000, "to_kilograms": 1000, "to_hours": 60, "to_minutes": 60}[fn]
+    source = inst.files[module].replace("    raise NotImplementedError\n", f"    return -(-{arg} // {size})\n")
+    solution = [ToolCall("fs_read", {"path": "TICKET.md"}), ToolCall("fs_read", {"path": module}),
+                ToolCall("fs_write", {"path": module, "content": source}), ToolCall("run_tests", {"path": "."}),
+                Final(_issue_06(seed))]
+    assert judged("06", seed, solution) is None
+
+
+def test_the_task_08_hedge_of_issue_18_fails():
+    inst = instance("08", 13)
+    port, (stale, _) = inst.expected["port"], inst.expected["wrong_ports"]
+    service = inst.expected["new_path"].rsplit("/", 1)[1][:-5]
+    prose = (f"So the {service} service listens on TCP port {port}. If a host hasn't picked up the v2 migration "
+             f"yet, it would still use the pre-migration setting from `config/{service}.yaml.bak`, port {stale}, "
+             f"so check both {port} and {stale} on such hosts.\n\n")
+    for lines in (f"ANSWER: {port} (check both {port} and {stale} on hosts without the v2 migration)",
+                  f"ANSWER: {port} or {stale}", f"ANSWER: {port}\nANSWER: {stale} (hosts not yet migrated)"):
+        why = judged("08", 13, [*steps(inst), Final(prose + lines)])
+        assert why is not None and "hedge" in why, (lines, why)
+    # the same prose with one port on its line is the right answer: the prose is free
+    assert judged("08", 13, [*steps(inst), Final(prose + f"ANSWER: {port}")]) is None
+
+
+def test_a_right_value_in_prose_without_its_line_is_tagged_answer_format(tmp_path):
+    from .helpers import load_task_module, play
+    from .test_answer_corpus import MODULES
+
+    inst = instance("08", 0)
+    run = play(inst, [*steps(inst), Final(f"It listens on port {inst.expected['port']}.")], tmp_path / "ws")
+    with pytest.raises(AssertionError) as info:
+        load_task_module(MODULES["08"]).check(inst, run)
+    assert answerlines.is_format_failure(f"AssertionError: {info.value}")
+    assert classify(run, passed=False) is FailureMode.WRONG_ANSWER
