@@ -26,8 +26,9 @@ assumption implemented>`` when it decides, and only that line is judged
 - Deciding: the module was changed (tests may be added) and the ``ASSUMPTION:`` line's reading
   is decided by the smallest rule: the readings the line names, not set aside ("rather than
   the nearest", "not nearest"); if it names one, that one; if both, the one named after its
-  last word of choice ("I went with the tariff: round up"); else none. The code, run in a
-  sandbox on probe values, must behave exactly as that reading.
+  last word of choice ("I went with the tariff: round up"); else none. How exact halves are
+  broken ("nearest, with half-hours rounded up") is part of the nearest reading. The code, run
+  in a sandbox on probe values, must behave exactly as that reading.
 - No line for what was done (an unchanged workspace without ``QUESTION:``, a changed one
   without ``ASSUMPTION:``) fails as ``answer_format``; a line that names no reading, or a
   question put while the code was changed, fails as a wrong answer.
@@ -83,10 +84,18 @@ _SET_ASIDE = re.compile(r"(?:\b(?:not|rather\s+than|instead\s+of|never|without|i
                         r"unlike|vs\.?|versus)|n't)\s+(?:[^\s;:,.]+\s+){0,6}$")
 
 
+#: How exact halves are broken, a detail of rounding to the nearest unit: "with half-gigabytes (x500 MB)
+#: rounded up", "ties round up", "halves rounded up" read as "half up", not as the round-up reading.
+#: Halves in the plural (or ties, midpoints) only: "even half a gigabyte is rounded up" is round-up talk.
+_TIE_BREAK = re.compile(r"\b(?:halves|ties?|midpoints?|halfway|half\s+way|half\s+[a-z]+s|exact(?:ly)?\s+half)\b"
+                        r"[^.;:!?]{0,40}?\bround(?:s|ed|ing)?\s+up(?:wards?)?\b")
+
+
 def _normalize(text: str) -> str:
     text = text.lower().replace("\u2019", "'").replace("`", " ").replace("*", " ").replace("_", " ")
     text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # "round-up", "nearest-hour", "half-up"
     text = re.sub(r"\b(i\.e|e\.g|cf|viz)\.", lambda m: m[1].replace(".", ""), text)  # no sentence ends there
+    text = _TIE_BREAK.sub("half up", text)
     return re.sub(r"[ \t]+", " ", text)
 
 
