@@ -66,7 +66,9 @@ def test_one_server_per_session_under_xdist_and_none_left(local_project):
 
 def test_server_dying_mid_campaign_gives_infra_errors(local_project, monkeypatch):
     monkeypatch.setenv("STANDIN_EXIT_AFTER", "2")
-    result = local_project.runpytest_subprocess("--runs", "4", "--agentic-out=out", "-p", "no:xdist")
+    # One run at a time, so that "mid campaign" is the third run (an HTTP model adapts by default).
+    result = local_project.runpytest_subprocess("--runs", "4", "--agentic-out=out", "-p", "no:xdist",
+                                                "--agentic-concurrency", "1")
     result.assert_outcomes(passed=2, failed=2)
     records = runs(campaign_dir(local_project.path / "out"))
     assert [(r["run"], r["failure_mode"]) for r in records] == [
