@@ -62,6 +62,13 @@ def test_failure_block_makes_hostile_text_one_safe_line():
     answer = next(line for line in lines if line.startswith("final answer: "))
     assert len(answer) == len("final answer: ") + EXCERPT_CHARS and "second line" in answer
     assert headline(record).startswith("wrong_answer: the answer is wrong: cleared")
+    # A long answer shows its start and its end, where the answer lines stand.
+    report = "## Report\n" + "The trace goes through many modules. " * 40 + "\nVALUE: 4197\nFUNCTION: shop/banded.py:fee"
+    shown = next(line for line in block_lines(record, {"final_answer": report}, "t.json", None)
+                 if line.startswith("final answer: "))
+    assert shown.startswith("final answer: ## Report The trace")
+    assert shown.endswith("VALUE: 4197 FUNCTION: shop/banded.py:fee")
+    assert " … " in shown and len(shown) == len("final answer: ") + EXCERPT_CHARS
     # No final answer: the last tool call stands for the run.
     last = block_lines({**record, "tags": {}}, {"final_answer": None, "tool_calls": [
         {"name": "fs_read", "raw_arguments": '{"path": "a"}', "result": "no such file"}]}, "t.json", None)

@@ -37,6 +37,16 @@ def headline(record: Mapping[str, Any]) -> str:
     return f"{record.get('failure_mode') or 'failed'}: {reason_of(record)}"
 
 
+def excerpt(text: object, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` as one safe line of at most ``limit`` characters: its start and its end, where the
+    answer lines a prompt asks for stand, joined by an ellipsis when the middle is left out."""
+    s = one_line(text, 1 << 20)
+    if len(s) <= limit:
+        return s
+    head = limit // 3
+    return f"{s[:head]} … {s[-(limit - head - 3):]}"
+
+
 def _last_step(transcript: Mapping[str, Any]) -> str | None:
     calls = transcript.get("tool_calls") or []
     if calls:
@@ -64,7 +74,7 @@ def block_lines(record: Mapping[str, Any], transcript: Mapping[str, Any], transc
     lines.append(f"reason: {reason_of(record)}")
     answer = transcript.get("final_answer")
     if isinstance(answer, str) and answer.strip():
-        lines.append(f"final answer: {one_line(answer, EXCERPT_CHARS)}")
+        lines.append(f"final answer: {excerpt(answer)}")
     else:
         step = _last_step(transcript)
         lines.append(f"no final answer; {step}" if step else f"no final answer (stop reason: "
