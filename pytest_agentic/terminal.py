@@ -295,7 +295,10 @@ class TerminalView:
 
     def refresh(self, judged: bool = False, tick: bool = False) -> None:
         with self._lock:  # the ticker's thread and pytest's both refresh
-            if self.mode is not None and self.items_started:
+            # Only once agent runs are known to be selected: a session of other tests (the harness's
+            # own, in a project with a models.yaml) shows no progress. Under xdist they are known when
+            # the first worker has collected, before any test runs.
+            if self.mode is not None and self.items_started and self.progress.selected:
                 self._refresh(time.monotonic(), judged, tick)
 
     def _refresh(self, now: float, judged: bool, tick: bool) -> None:
@@ -334,7 +337,7 @@ class TerminalView:
 
     def _stop_drawing(self) -> None:
         waiting = self.sink is not None and self.sink.pending is not None
-        if self.mode == "plain" and (waiting or self.progress.done != self._last_plain[1]):
+        if self.mode == "plain" and self.progress.selected and (waiting or self.progress.done != self._last_plain[1]):
             self.plain(force=True)  # where the campaign ended
         self.mode = None
         if self.sink is not None:

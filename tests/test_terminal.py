@@ -159,6 +159,17 @@ def test_piped_output_gets_plain_progress_lines(project, args):
     assert "\r" not in result.stdout.str() and "\x1b" not in result.stdout.str()
 
 
+@pytest.mark.parametrize("args", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_a_session_of_other_tests_shows_no_progress(pytester, endpoint, args):
+    # A project with a models.yaml whose session runs no agent test (the harness's own tests, say).
+    say_ok_project(pytester, endpoint)
+    pytester.makepyfile(test_plain="import time\n\ndef test_a():\n    time.sleep(0.3)\n\n"
+                                   "def test_b():\n    pass\n")
+    result = pytester.runpytest_subprocess("test_plain.py", *args)
+    result.assert_outcomes(passed=2)
+    assert "judged" not in result.stdout.str()
+
+
 @pytest.mark.parametrize("args", [["-q"], ["-qq"], ["-p", "no:terminal"]])
 def test_quiet_sessions_show_no_progress_lines(pytester, endpoint, args):
     say_ok_project(pytester, endpoint)
