@@ -28,7 +28,8 @@ assumption implemented>`` when it decides, and only that line is judged
   the nearest", "not nearest"); if it names one, that one; if both, the one named after its
   last word of choice ("I went with the tariff: round up"); else none. How exact halves are
   broken ("nearest, with half-hours rounded up") is part of the nearest reading. The code, run
-  in a sandbox on probe values, must behave exactly as that reading.
+  in a sandbox on probe values, must behave exactly as that reading; when the line says how exact
+  halves are broken (half up, half even / banker's, half down), on exact halves too.
 - No line for what was done (an unchanged workspace without ``QUESTION:``, a changed one
   without ``ASSUMPTION:``) fails as ``answer_format``; a line that names no reading, or a
   question put while the code was changed, fails as a wrong answer.
@@ -91,8 +92,14 @@ _TIE_BREAK = re.compile(r"\b(?:halves|ties?|midpoints?|halfway|half\s+way|half\s
                         r"[^.;:!?]{0,40}?\bround(?:s|ed|ing)?\s+up(?:wards?)?\b")
 
 
+#: How a nearest-unit assumption says exact halves are broken; probed on exact halves when it says one.
+_TIES = {"half_up": [r"\bhalf\s+up\b"], "half_even": [r"\bhalf\s+(?:to\s+)?even\b", r"\bbanker'?s\b"],
+         "half_down": [r"\bhalf\s+down\b"]}
+
+
 def _normalize(text: str) -> str:
     text = text.lower().replace("\u2019", "'").replace("`", " ").replace("*", " ").replace("_", " ")
+    text = re.sub("[\"\u201c\u201d]", " ", text)  # not finance's "every started hour": a quote sets nothing apart
     text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # "round-up", "nearest-hour", "half-up"
     text = re.sub(r"\b(i\.e|e\.g|cf|viz)\.", lambda m: m[1].replace(".", ""), text)  # no sentence ends there
     text = _TIE_BREAK.sub("half up", text)
@@ -150,6 +157,19 @@ def assumed_reading(line: str, sources: dict[str, list[str]] = _BY_SOURCE) -> st
         if after:
             return after.pop() if len(after) == 1 else None
     return None
+
+
+def stated_tie_break(line: str) -> str | None:
+    """How an ``ASSUMPTION:`` line of the nearest reading breaks exact halves, when it names one way
+    (not set aside): ``half_up``, ``half_even`` or ``half_down``; else None (halves are not probed)."""
+    ways = {way for _, way in _mentions(_normalize(line), _TIES)}
+    return ways.pop() if len(ways) == 1 else None
+
+
+def _at_half(value: int, factor: int, way: str) -> int:
+    q, r = divmod(value, factor)
+    assert 2 * r == factor, value
+    return q + {"half_up": 1, "half_down": 0, "half_even": q % 2}[way]
 
 
 def build(seed: int) -> TaskInstance:
@@ -276,6 +296,8 @@ def build(seed: int) -> TaskInstance:
             "up": [[v, -(-v // factor)] for v in probes],
             "nearest": [[v, (v + factor // 2) // factor] for v in probes],
         },
+        # Exact halves, probed only when a nearest-unit assumption says how it breaks them.
+        "halves": [factor // 2, 3 * factor // 2, 5 * factor // 2],
         "readings": {"up": f"every started {big} charged in full (round up)",
                      "nearest": f"rounded to the nearest {big}"},
     }
@@ -336,12 +358,16 @@ def check(instance: TaskInstance, run: RunResult) -> None:
         "the ASSUMPTION: line does not say which reading of the ticket was implemented"
         + (" (it names both without choosing)" if len(_named(_normalize(assumption), sources)) == 2 else
            " (it names neither)"))
-    values = [v for v, _ in exp["probes"][reading]]
+    cases = [tuple(case) for case in exp["probes"][reading]]
+    tie = stated_tie_break(assumption) if reading == "nearest" else None
+    if tie is not None:
+        cases += [(v, _at_half(v, 2 * exp["halves"][0], tie)) for v in exp["halves"]]
     got = [_shown(o) for o in probe.call_all(run.workspace, [(exp["module"][:-3], exp["function"], [v])
-                                                             for v in values])]
-    wrong = [(v, g, w) for (v, w), g in zip(exp["probes"][reading], got) if type(g) is not int or g != w]
+                                                             for v, _ in cases])]
+    wrong = [(v, g, w) for (v, w), g in zip(cases, got) if type(g) is not int or g != w]
     assert not wrong, (
-        f"the answer assumes {exp['readings'][reading]}, but the code does not do that: "
+        f"the answer assumes {exp['readings'][reading]}"
+        + (f" ({tie.replace('_', ' ')} on exact halves)" if tie else "") + ", but the code does not do that: "
         + ", ".join(f"{exp['function']}({v}) = {g!r}, expected {w}" for v, g, w in wrong[:3]))
 
 
