@@ -211,6 +211,17 @@ def test_every_agentic_option_named_anywhere_exists():
             assert name in real, f"{page.relative_to(ROOT)} names {name}, which is no option"
 
 
+def test_every_model_named_anywhere_exists():
+    """`--model NAME` in prose, tables and blocks alike: an entry of models.yaml or of a docs example."""
+    known = {*registry_entries(), *snippet_models(), *PLACEHOLDER_MODELS}
+    named = 0
+    for page in PAGES:
+        for value in re.findall(r"--model[ =]([\w.-]+)", page.read_text()):
+            assert value in known, f"{page.relative_to(ROOT)}: --model {value} is no models.yaml entry"
+            named += 1
+    assert named > 10
+
+
 # ---------------------------------------------------------------- the command lines shown
 
 
