@@ -183,7 +183,9 @@ def test_site_builds_strict(tmp_path):
 
 
 def test_every_page_is_in_the_nav():
-    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!!", ""))["nav"]
+    from mkdocs.config import load_config
+
+    nav = load_config(str(ROOT / "mkdocs.yml"))["nav"]
     listed = {page for item in nav for page in item.values()}
     assert listed == {p.name for p in DOCS.glob("*.md")}
     for page in listed:
@@ -435,3 +437,20 @@ def test_readme_three_steps_end_to_end(tmp_path):
         assert (campaign / artefact).is_file(), artefact
     assert "1/1" in (campaign / "summary.md").read_text()
     assert "sk-readme-test" not in "".join(p.read_text(errors="replace") for p in campaign.rglob("*") if p.is_file())
+
+
+def test_shell_examples_name_the_credentials_their_models_read():
+    """A shell block that names a key's variable names the ones its models read, and no other."""
+    entries = {**registry_entries(), **snippet_models()}
+    checked = 0
+    for block in ALL_BLOCKS:
+        if block.info not in SHELL_INFOS:
+            continue
+        named = set(re.findall(r"\b(?:AWS_[A-Z_]+|[A-Z][A-Z0-9_]*_(?:API_KEY|TOKEN|SECRET)[A-Z0-9_]*)\b", block.body))
+        models = [v for words in commands(block) for f, v in zip(words, words[1:]) if f == "--model" and v in entries]
+        if not named or not models:
+            continue
+        needed = {n for m in models for n in (*entries[m].required_env, entries[m].api_key_env) if n}
+        assert named == needed, f"{block.where}: names {sorted(named)}, its models ({models}) read {sorted(needed)}"
+        checked += 1
+    assert checked >= 2
