@@ -153,12 +153,14 @@ class _Recorder:
     def __init__(self) -> None:
         self.options: list[str] = []
         self.ini: list[str] = []
+        self.spec: dict[str, dict[str, Any]] = {}
 
     def getgroup(self, *args: Any, **kwargs: Any) -> _Recorder:
         return self
 
     def addoption(self, *names: str, **kwargs: Any) -> None:
         self.options += names
+        self.spec.update({name: kwargs for name in names})
 
     def addini(self, name: str, *args: Any, **kwargs: Any) -> None:
         self.ini.append(name)
@@ -246,6 +248,37 @@ def test_command_options_exist(where, words):
         if word.startswith("--"):
             name = word.split("=", 1)[0]
             assert name in known, f"{where}: {' '.join(words)}: {words[0]} has no option {name}"
+
+
+def placeholder(value: str) -> bool:
+    """A value the reader fills in: N, X, K/N, PATH, CAMPAIGN_DIR, a shell or Actions expression."""
+    return bool(re.fullmatch(r"[A-Z][A-Z_]*(/[A-Z])?", value)) or "$" in value
+
+
+@pytest.mark.parametrize("where,words", [(w, c) for w, c in all_command_lines() if c[0] == "pytest"],
+                         ids=lambda v: v if isinstance(v, str) else " ".join(v))
+def test_command_option_values_parse(where, words):
+    """Each value shown for a pytest-agentic option goes through that option's own type and choices."""
+    spec = declared().spec
+    rest = list(words[1:])
+    while rest:
+        word = rest.pop(0)
+        name, eq, value = word.partition("=")
+        if name not in spec:
+            continue
+        kwargs = spec[name]
+        if kwargs.get("action") in ("store_true", "store_false"):
+            assert not eq, f"{where}: {name} takes no value"
+            continue
+        if not eq:
+            assert rest, f"{where}: {name} lacks its value"
+            value = rest.pop(0)
+        if placeholder(value):
+            continue
+        if "choices" in kwargs:
+            assert value in kwargs["choices"], f"{where}: {name} {value}: not one of {kwargs['choices']}"
+        if "type" in kwargs:
+            kwargs["type"](value)  # raises on a value the option refuses
 
 
 @pytest.mark.parametrize("where,words", [(w, c) for w, c in all_command_lines() if c[0] == "pytest"],
