@@ -494,3 +494,30 @@ def test_shell_examples_name_the_credentials_their_models_read():
         assert named == needed, f"{block.where}: names {sorted(named)}, its models ({models}) read {sorted(needed)}"
         checked += 1
     assert checked >= 2
+
+
+def test_the_task_example_runs_as_the_page_says(pytester):
+    """docs/writing-a-task.md's example task, as a user's own test file: the oracle passes it, the
+    near-miss fails it as wrong_answer, and the items are named and marked as the page says."""
+    page = DOCS / "writing-a-task.md"
+    example, = [b for b in blocks(page) if b.info == "python"]
+    pytester.makefile(".yaml", models="models:\n  oracle: {model: agentic-scripted/oracle}\n"
+                                      "  near-miss: {model: agentic-scripted/near-miss}\n")
+    pytester.makepyfile(test_mine=example.body)
+    marker = re.search(r"marks it `(\w+)`", page.read_text()).group(1)
+    item = re.search(r"\(`(test_\w+\[oracle-run1\])`\)", page.read_text()).group(1)
+    passed = pytester.runpytest_subprocess("--strict-markers", "-v", "-m", marker, "--model", "oracle",
+                                           "--agentic-out=out")
+    passed.assert_outcomes(passed=3)
+    assert f"test_mine.py::{item} PASSED" in passed.stdout.str()
+    failed = pytester.runpytest_subprocess("--strict-markers", "-m", marker, "--model", "near-miss",
+                                           "--agentic-out=out2")
+    failed.assert_outcomes(failed=3)
+    assert {r["failure_mode"] for r in json_lines(next((pytester.path / "out2").iterdir()) / "runs.jsonl")} \
+        == {"wrong_answer"}
+
+
+def json_lines(path: Path) -> list[dict[str, Any]]:
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines()]
