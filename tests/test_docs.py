@@ -215,6 +215,17 @@ def test_every_option_and_ini_value_is_in_the_reference():
     assert documented <= set(recorder.options), f"documented, not declared: {sorted(documented - set(recorder.options))}"
 
 
+def test_reference_rows_show_each_options_value_as_help_does():
+    """`--option VALUE` in a row of docs/reference.md: VALUE is the option's metavar, or its choices."""
+    spec = declared().spec
+    rows = re.findall(r"^\| `(--[\w-]+)([^`]*)`", (DOCS / "reference.md").read_text(), re.M)
+    assert len(rows) == len(set(spec))
+    for name, shown in rows:
+        kwargs = spec[name]
+        want = kwargs.get("metavar") or "|".join(kwargs.get("choices", ()))
+        assert shown.strip().replace("\\|", "|") == want, f"docs/reference.md: `{name}{shown}`, --help: {want!r}"
+
+
 def test_every_agentic_option_named_anywhere_exists():
     real = set(declared().options)
     for page in [*PAGES, ROOT / "ARCHITECTURE.md"]:
