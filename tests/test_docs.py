@@ -183,6 +183,16 @@ def test_site_builds_strict(tmp_path):
     site = tmp_path / "site"
     assert (site / "report.png").read_bytes() == (DOCS / "report.png").read_bytes()
     assert 'src="../report.png"' in (site / "results" / "index.html").read_text()
+    # The README is not part of the site: its links into the docs are checked against the built pages.
+    links = re.findall(r"\]\(([^)#\s]+)(?:#([\w-]+))?\)", (ROOT / "README.md").read_text())
+    assert len([target for target, _ in links if target.startswith("docs/")]) >= 10
+    for target, fragment in links:
+        if target.startswith("http"):
+            continue
+        assert (ROOT / target).is_file(), f"README links {target}, which does not exist"
+        if target.startswith("docs/") and fragment:
+            built = site / Path(target).relative_to("docs").with_suffix("") / "index.html"
+            assert f'id="{fragment}"' in built.read_text(), f"README links {target}#{fragment}: no such heading"
     # ARCHITECTURE.md stays at the top and is included whole in the site.
     architecture = (site / "architecture" / "index.html").read_text()
     for heading in re.findall(r"^## (.+)$", (ROOT / "ARCHITECTURE.md").read_text(), re.M):
