@@ -58,8 +58,6 @@ def _shard(manifest: Manifest) -> dict[str, int]:
 
 
 def _records(folder: Path) -> list[RunRecord]:
-    if not (folder / "runs.jsonl").is_file():
-        return []
     try:
         return stored.read_records(folder, resumable=True)
     except stored.CampaignFolderError as exc:

@@ -19,8 +19,6 @@ def key_of(record: RunRecord) -> Key:
 
 def load_runs(folder: Path) -> list[RunRecord]:
     """The campaign's records, the last one of each run winning; a torn last line is skipped."""
-    if not (folder / "runs.jsonl").is_file():
-        return []
     try:
         return stored.read_records(folder, resumable=True)
     except stored.CampaignFolderError as exc:

@@ -91,9 +91,11 @@ def read_records(folder: Path, *, resumable: bool = False) -> list[RunRecord]:
     """``folder``'s run records in file order, brought up to the current shape.
 
     ``resumable`` reads a folder a session was writing: a line cut short by an interruption is
-    skipped (that run is run again) and the last record of each run wins.
+    skipped (that run is run again), the last record of each run wins, and no runs.jsonl yet is no run.
     """
     runs = folder / "runs.jsonl"
+    if resumable and not runs.is_file():
+        return []
     records: list[RunRecord] = []
     for n, line in enumerate(runs.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
