@@ -95,8 +95,8 @@ def lost(started_run: StartedRun, cause: str) -> tuple[RunRecord, Transcript]:
     record = RunRecord(
         task=started_run["task"], task_name=started_run["task_name"], model=started_run["model"],
         run=started_run["run"], seed=started_run["seed"], nodeid=started_run["nodeid"],
-        transcript=started_run["transcript"], task_hash=started_run.get("task_hash"),
-        sandbox=started_run.get("sandbox"),
+        transcript=started_run["transcript"], task_hash=started_run["task_hash"],
+        sandbox=started_run["sandbox"],
         passed=False, failure_mode=FailureMode.INFRA_ERROR.value, tags={"lost": True}, tool_calls=0, turns=0,
         prompt_tokens=0, completion_tokens=0, cost_usd=None, latency_s=0.0, stop_reason="infra_error",
         infra_cause=cause, reason=cause,
