@@ -67,9 +67,9 @@ def _call(call: dict[str, Any]) -> dict[str, Any]:
     return {**call, "id": readable_id(call.get("id")), "function": sent}
 
 
-def sendable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def sendable(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The conversation to send: ``messages`` with every tool call in a form a server reads back."""
-    out: list[dict[str, Any]] = []
+    out: list[Mapping[str, Any]] = []
     for message in messages:
         calls = message.get("tool_calls") if message.get("role") == "assistant" else None
         if calls:
@@ -80,7 +80,7 @@ def sendable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             call_id = readable_id(message["tool_call_id"])
             if call_id != message["tool_call_id"]:
                 message = {**message, "tool_call_id": call_id}
-        out.append(dict(message))
+        out.append(message)
     return out
 
 

@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,7 +195,7 @@ def call_model(
     entry: ModelEntry,
     *,
     api_base: str | None,
-    messages: list[dict[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
     tools: list[dict[str, Any]],
     metadata: Mapping[str, Any],
     limits: Limits,
