@@ -7,9 +7,12 @@ record and in each transcript, read from the project's history:
   ``outcome.py``): no benchmark revision, no sandbox, no server refusals;
 - ``revision2``: benchmark revision 2 (commit 6e52515): the manifest names the revision, its notes,
   budget and packages; records and transcripts as in ``first``;
-- ``revision3``: benchmark revision 3 (commit 3f9d80c up to format version 1): records say how
-  model code was contained (``sandbox``), transcripts carry ``server_refusal``, the manifest its
-  overall estimates, pacing and sandbox; no ``format_version``.
+- ``revision2_sandbox``: revision 2 on the sandbox's branch (commit fcb8ec8): records and manifest
+  say how model code was contained (``sandbox``), the manifest has its overall estimates;
+- ``revision3_early``: benchmark revision 3 as first written (commit 3f9d80c, on a branch without
+  the sandbox or server refusals): no ``sandbox`` anywhere, no ``server_refusal``;
+- ``revision3``: revision 3 once the branches met, up to format version 1: records with
+  ``sandbox``, transcripts with ``server_refusal``, the manifest with pacing; no ``format_version``.
 """
 
 from __future__ import annotations
@@ -23,14 +26,15 @@ RECORD_KEYS = {
               "turns", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "stop_reason", "infra_cause",
               "reason", "transcript", "task_hash"),
 }
-RECORD_KEYS["revision2"] = RECORD_KEYS["first"]
-RECORD_KEYS["revision3"] = (*RECORD_KEYS["first"], "sandbox")
+RECORD_KEYS["revision2"] = RECORD_KEYS["revision3_early"] = RECORD_KEYS["first"]
+RECORD_KEYS["revision2_sandbox"] = RECORD_KEYS["revision3"] = (*RECORD_KEYS["first"], "sandbox")
 
 TRANSCRIPT_KEYS = {
     "first": ("task", "model", "litellm_model", "run", "seed", "nodeid", "messages", "tool_calls", "final_answer",
               "stop_reason", "passed", "failure_mode", "reason"),
 }
-TRANSCRIPT_KEYS["revision2"] = TRANSCRIPT_KEYS["first"]
+TRANSCRIPT_KEYS["revision2"] = TRANSCRIPT_KEYS["revision2_sandbox"] = TRANSCRIPT_KEYS["first"]
+TRANSCRIPT_KEYS["revision3_early"] = TRANSCRIPT_KEYS["first"]
 TRANSCRIPT_KEYS["revision3"] = (*TRANSCRIPT_KEYS["first"], "server_refusal")
 
 MANIFEST_KEYS = {
@@ -41,13 +45,23 @@ MANIFEST_KEYS = {
                   "models_file", "models", "runs", "seed", "tasks", "command_line", "invocation_params", "started_at",
                   "resumed_at", "finished_at", "complete", "runs_recorded", "notes", "budget_usd", "servers",
                   "machine", "packages", "pytest_version", "xdist_workers"),
+    "revision2_sandbox": ("campaign_id", "benchmark", "benchmark_revision", "harness_version", "litellm_version",
+                          "models_file", "models", "runs", "seed", "concurrency", "sandbox", "tasks", "command_line",
+                          "invocation_params", "started_at", "resumed_at", "finished_at", "complete",
+                          "runs_recorded", "overall", "notes", "budget_usd", "budget_skipped", "servers", "machine",
+                          "packages", "pytest_version", "xdist_workers"),
+    "revision3_early": ("campaign_id", "benchmark", "benchmark_revision", "harness_version", "litellm_version",
+                        "models_file", "models", "runs", "seed", "concurrency", "tasks", "command_line",
+                        "invocation_params", "started_at", "resumed_at", "finished_at", "complete", "runs_recorded",
+                        "overall", "notes", "budget_usd", "budget_skipped", "servers", "machine", "packages",
+                        "pytest_version", "xdist_workers"),
     "revision3": ("campaign_id", "benchmark", "benchmark_revision", "harness_version", "litellm_version",
                   "models_file", "models", "runs", "seed", "concurrency", "sandbox", "tasks", "command_line",
                   "invocation_params", "started_at", "resumed_at", "finished_at", "complete", "runs_recorded",
                   "overall", "notes", "budget_usd", "budget_skipped", "servers", "pacing", "machine", "packages",
                   "pytest_version", "xdist_workers"),
 }
-REVISION = {"first": None, "revision2": 2, "revision3": 3}
+REVISION = {"first": None, "revision2": 2, "revision2_sandbox": 2, "revision3_early": 3, "revision3": 3}
 SHAPES = tuple(MANIFEST_KEYS)
 
 

@@ -9,9 +9,9 @@ Versions:
 - **0**: folders written before ``format_version`` existed (no such key). They come in the shapes
   of the harness's earlier releases, all read: the first writer's (no ``benchmark_revision``,
   ``overall``, ``sandbox`` or ``pacing`` in the manifest, no ``sandbox`` in records, no
-  ``server_refusal`` in transcripts), benchmark revision 2's (``benchmark_revision: 2``; its later
-  campaigns add the records' ``sandbox`` and the transcripts' ``server_refusal``) and revision 3's
-  (the current keys, without ``format_version``). ``tests/legacy.py`` writes each shape.
+  ``server_refusal`` in transcripts), and benchmark revision 2's and 3's (``benchmark_revision``),
+  each with and without the records' ``sandbox`` and the transcripts' ``server_refusal`` (those
+  came on branches merged alongside revision 3). ``tests/legacy.py`` writes each shape.
 - **1**: the current format: the typed records of ``run/records.py`` and ``format_version: 1``.
 
 Adding a key needs no new version: a reader of this version ignores keys it does not know, and
@@ -40,7 +40,7 @@ UNVERSIONED = 0
 #: Run-record keys an older writer did not write, and what they are read as (None: unknown).
 RECORD_DEFAULTS: dict[str, Any] = {
     "task_hash": None,  # every writer wrote it (None for a run lost before its instance was built)
-    "sandbox": None,  # records written before the sandbox (the first writer, early revision 2)
+    "sandbox": None,  # records written before the sandbox (the first writer, revision 2, early revision 3)
     "task_name": "",
     "seed": 0,
     "nodeid": "",
@@ -77,7 +77,7 @@ MANIFEST_DEFAULTS: dict[str, Any] = {
     "resumed_at": [],
     "notes": [],
     "budget_skipped": 0,
-    "sandbox": None,  # campaigns written before the sandbox (the first writer, early revision 2)
+    "sandbox": None,  # campaigns written before the sandbox (the first writer, revision 2, early revision 3)
 }
 
 
