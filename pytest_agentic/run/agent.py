@@ -12,7 +12,7 @@ from . import history, textcalls
 from .limits import Limits
 from .llm import InfraError, call_model
 from .models import ModelEntry
-from .records import RunResult, ToolCallLog
+from .records import Message, MessageToolCall, RunResult, ToolCallLog
 from .refusals import ModelRefusal
 from .tools import Tool, ToolError, Workspace
 
@@ -41,7 +41,7 @@ def _text(value: Any, limit: int = MAX_TEXT_CHARS) -> str:
     return text
 
 
-def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], int]:
+def _message_dict(message: Any, turn: int) -> tuple[Message, list[str], int]:
     """The assistant message as the run keeps it, each call's type, and how many calls were dropped.
 
     Tool call ids are made unique and non-empty (an endpoint may repeat or omit them; each
@@ -49,9 +49,11 @@ def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], i
     the next request may carry); the type the endpoint gave is returned apart, to be judged.
     """
     content = getattr(message, "content", None)
-    out: dict[str, Any] = {"role": "assistant", "content": _text(content) if isinstance(content, str) else None}
+    out: Message = {"role": "assistant", "content": _text(content) if isinstance(content, str) else None}
     calls = list(getattr(message, "tool_calls", None) or [])
-    kept, kinds, seen = [], [], set()
+    kept: list[MessageToolCall] = []
+    kinds: list[str] = []
+    seen: set[str] = set()
     for index, c in enumerate(calls[:MAX_CALLS_PER_MESSAGE], start=1):
         function = getattr(c, "function", None)
         call_id = _text(getattr(c, "id", None), 200)
@@ -59,9 +61,9 @@ def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], i
             call_id = f"call_{turn}_{index}"
         seen.add(call_id)
         raw = getattr(function, "arguments", None)
-        entry = {"id": call_id, "type": "function",
-                 "function": {"name": _text(getattr(function, "name", None), 200),
-                              "arguments": _text(raw if isinstance(raw, str) else "", MAX_TEXT_CHARS)}}
+        entry: MessageToolCall = {"id": call_id, "type": "function",
+                                  "function": {"name": _text(getattr(function, "name", None), 200),
+                                               "arguments": _text(raw if isinstance(raw, str) else "", MAX_TEXT_CHARS)}}
         kind = getattr(c, "type", None) or "function"
         kinds.append(_text(kind, 200) if isinstance(kind, str) else type(kind).__name__)
         kept.append(entry)

@@ -31,7 +31,7 @@ no parsing library knows it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
 from .answers import final_claim, markup_removed
@@ -145,7 +145,7 @@ def token(text: str, label: str, shown: str, pattern: re.Pattern[str]) -> str:
     return read(text, label, shown, lambda v: [m.group(1).lower() for m in pattern.finditer(v)])
 
 
-def note(model: str, runs: Sequence[dict[str, Any]]) -> str | None:
+def note(model: str, runs: Sequence[Mapping[str, Any]]) -> str | None:
     """The campaign note for a model whose runs were failed for their form, or None."""
     hit = [r for r in runs if (r.get("tags") or {}).get(TAG)]
     if not hit:
