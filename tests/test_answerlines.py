@@ -37,11 +37,18 @@ def _int(text: str) -> int:
     "ANSWER: 8288 (from config/v2/ledger.yaml)",
     "ANSWER: 8288 [config/v2/ledger.yaml]",
     "ANSWER: 8288 \u2014 read from config/v2/ledger.yaml",
-    "ANSWER: 8288 (not 8693: that is the backup)",
     "ANSWER: \u201c8288\u201d",
     "ANSWER: <b>8288</b>",
     "ANSWER: $\\boxed{8288}$",
     "ANSWER = 8288",
+    "ANSWER - 8288",
+    "ANSWER -- 8288",
+    "ANSWER \u2014 8288",
+    "ANSWER \u2013 8288",
+    "ANSWER\uff1a8288",
+    "**ANSWER** - `8288`",
+    "- ANSWER - 8288 (from config/v2/ledger.yaml)",
+    "ANSWER=8288",
     "Port 8693 is the backup's and 9001 the default's.\n\nANSWER: 8288",
     "<think>ANSWER: 8693? no...</think>\nIt is the v2 file.\nANSWER: 8288",
     "ANSWER: 8288\nANSWER: 8288 (same as above)",
@@ -65,6 +72,10 @@ def test_numbers_are_read_with_grouping_and_units(text, value):
     "ANSWER: 8288, 8693",
     "ANSWER: 8288 (or 8693 on hosts not yet migrated)",
     "ANSWER: 8288 (check 8693 too on old hosts)",
+    # one rule, whatever the words: a note that names another candidate is a hedge, even to set it aside
+    "ANSWER: 8288 (not 8693: that is the backup)",
+    "ANSWER: 8288 \u2014 8693 is the backup's",
+    "ANSWER - 8288 [8693 on old hosts]",
     "ANSWER: 8288\n\nANSWER: 8693",
     "**Answer:** 8288\n...\n- answer: 8693",
 ])
@@ -75,12 +86,79 @@ def test_two_candidates_are_a_hedge(text):
     assert not answerlines.is_format_failure(f"AssertionError: {info.value}")
 
 
+@pytest.mark.parametrize("separator", [":", " :", " - ", " = ", "=", " \u2014 ", "-"])
+@pytest.mark.parametrize("wrap", ["{label}{sep} 8288", "**{label}**{sep} 8288", "`{label}{sep} 8288`",
+                                  "```\n{label}{sep} 8288\n```", "{label}{sep} 8288 (from the v2 file)"])
+def test_the_separator_may_be_a_colon_a_dash_or_an_equals_sign(separator, wrap):
+    assert set(answerlines.SEPARATORS) == {":", "-", "="}
+    assert _int(wrap.format(label="ANSWER", sep=separator)) == 8288
+
+
+def _ids(value: str) -> list[str]:
+    return re.findall(r"\bq-[0-9a-f]{4}\b", value.lower())
+
+
+def _functions(value: str) -> list[str]:
+    return re.findall(r"\b[\w/]+\.py:\w+", value.lower())
+
+
+def _both(text: str) -> tuple:
+    return answerlines.sheet(text, answerlines.Field("value", "VALUE:", answerlines.integers),
+                             answerlines.Field("function", "FUNCTION:", _functions))
+
+
+def test_a_sheet_reads_every_field_in_its_order():
+    assert _both("FUNCTION: a/b.py:fee\nVALUE - 1,790 cents") == (1790, "a/b.py:fee")
+    # context that the parser does not read as a candidate is allowed, on any line
+    assert _both("VALUE: 1790 (cents)\nFUNCTION: a/b.py:fee (via quote())") == (1790, "a/b.py:fee")
+    # naming the given candidate of another field again is no hedge
+    assert _both("VALUE: 1790 (from a/b.py:fee)\nFUNCTION: a/b.py:fee (returns 1790)") == (1790, "a/b.py:fee")
+
+
+@pytest.mark.parametrize("text", [
+    "VALUE: 1790\nFUNCTION: a/b.py:fee (via a/__init__.py:quote; alt. a/c.py:fee)",  # issue 24, case 4
+    "VALUE: 1790\nFUNCTION: a/b.py:fee (not a/c.py:fee)",
+    "VALUE: 1790 (a/c.py:fee gives 2100)\nFUNCTION: a/b.py:fee",  # another field's candidate on a line
+    "VALUE: 1790\nFUNCTION: a/b.py:fee (2100 from the other one)",
+    "VALUE: 1790\nFUNCTION: a/b.py:fee or a/c.py:fee",
+])
+def test_a_second_candidate_of_any_field_on_any_judged_line_is_a_hedge(text):
+    with pytest.raises(AssertionError) as info:
+        _both(text)
+    assert "hedge" in str(info.value) and not answerlines.is_format_failure(f"AssertionError: {info.value}")
+
+
+def test_an_optional_field_may_be_left_out_but_not_named():
+    optional = answerlines.Field("function", "FUNCTION:", _functions, required=False)
+    value = answerlines.Field("value", "VALUE:", answerlines.integers)
+    assert answerlines.sheet("VALUE: 1790", value, optional) == (1790, None)
+    with pytest.raises(AssertionError, match="hedge"):
+        answerlines.sheet("VALUE: 1790 (a/b.py:fee)", value, optional)
+    with pytest.raises(AssertionError, match="answer_format"):
+        answerlines.sheet("FUNCTION: a/b.py:fee", value, optional)
+
+
+def test_each_line_is_read_only_under_its_own_label():
+    text = "Done.\n\nASSUMPTION: round up (ceiling). QUESTION: or did you mean the nearest hour?"
+    (assumption,) = answerlines.find(text, "assumption", ["question"])
+    (question,) = answerlines.find(text, "question", ["assumption"])
+    assert (assumption.value, question.value) == ("round up", "or did you mean the nearest hour?")
+    # without the other labels the line reads on to its end, as any line does
+    assert "nearest" in answerlines.find(text, "assumption")[0].text
+    # a sheet cuts at the other fields' labels by itself
+    missing = answerlines.Field("missing", "MISSING:", lambda v: re.findall(r"\b\w+\.\w+\b", v))
+    query = answerlines.Field("query", "QUERY:", _ids)
+    assert answerlines.sheet("QUERY: q-1a2b MISSING - orders.billed_cents", query, missing) == (
+        "q-1a2b", "orders.billed_cents")
+
+
 @pytest.mark.parametrize("text", [
     "The service listens on port 8288.",
     "Final answer: 8288",  # another label
     "ANSWER: see above",
     "ANSWER:",
     "The answer: 8288 is in config/v2.",  # a label is at the start of its line
+    "Answer-wise, I think it is 8288.",  # a dash joined to a word is no separator
     "<think>\nANSWER: 8288\n</think>\nThe port is in the v2 file.",  # only in the reasoning
 ])
 def test_no_readable_line_is_a_format_failure(text):
