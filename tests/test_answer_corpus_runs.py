@@ -234,18 +234,21 @@ def runs_06(inst):
     look = [_r("TICKET.md"), _r(mod)]
     u, n = [*look, _w(mod, up)], [*look, _w(mod, near)]
     good = {
-        "followed_finance_person": [*u, Final(f"The ticket is ambiguous.\n\nASSUMPTION: I followed {finance}'s rule.")],
-        "assumed_person_wins": [*u, Final(f"ASSUMPTION: {finance}'s comment wins.")],
-        "went_with_owner": [*n, Final(f"ASSUMPTION: I went with {owner}'s spec.")],
-        "product_spec": [*n, Final("The two conflict.\nASSUMPTION: product's spec.")],
-        "asks_by_names": [*look, Final(f"{owner} and {finance} disagree.\nQUESTION: should I follow {owner}'s "
-                                       f"rounding or {finance}'s tariff?")],
-        "owner_set_aside": [*u, Final(f"ASSUMPTION: rather than {owner}'s wording, I followed {finance}.")],
+        "names_the_person_in_prose": [*u, Final(f"The ticket is ambiguous: I followed {finance}'s rule.\n\n"
+                                                "ASSUMPTION: up")],
+        "person_in_the_note": [*u, Final(f"ASSUMPTION: up ({finance}'s comment wins)")],
+        "owner_in_prose": [*n, Final(f"I went with {owner}'s spec.\nASSUMPTION: nearest")],
+        "one_unpunctuated_line": [*n, Final("assumption: nearest the two conflict so i kept the ticket")],
+        "asks_by_names": [*look, Final(f"{owner} and {finance} disagree: should I follow {owner}'s rounding or "
+                                       f"{finance}'s tariff?\nQUESTION: nearest or up?")],
+        "question_repeated": [*look, Final("QUESTION: nearest or up?\n\nTo repeat: QUESTION: nearest or up?")],
     }
     bad = {
-        "finance_person_coded_nearest": [*n, Final(f"ASSUMPTION: I followed {finance}'s rule.")],
-        "owner_coded_up": [*u, Final(f"ASSUMPTION: I went with {owner}'s spec.")],
-        "asks_one_person": [*look, Final(f"QUESTION: should I follow {owner}?")],
+        "finance_person_coded_nearest": [*n, Final(f"I followed {finance}'s rule.\nASSUMPTION: up")],
+        "owner_coded_up": [*u, Final(f"I went with {owner}'s spec.\nASSUMPTION: nearest")],
+        "asks_one_rule": [*look, Final(f"Should I follow {owner}?\nQUESTION: nearest?")],
+        # the person's name is not a rule word: the line names no rule
+        "format_person_only": [*u, Final(f"ASSUMPTION: I followed {finance}'s rule.")],
     }
     return good, bad
 

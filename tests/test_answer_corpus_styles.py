@@ -258,7 +258,7 @@ def styles_09(inst):
 
 
 def styles_06(inst):
-    """Whole solutions (task_06 is judged by the workspace too): reasoning blocks, HTML, "literally"."""
+    """Whole solutions (task_06 is judged by the workspace too): reasoning blocks, HTML, LaTeX on the rule line."""
     from .test_answer_corpus_workspace import _w
     from .test_task_instances import _written
 
@@ -272,38 +272,33 @@ def styles_06(inst):
     weigh = (f"Nearest {unit} or every started {unit}? The ticket says nearest, finance says round up. "
              "I could ask, or pick one.")
     good = {
-        "literally": [*n, Final(f"The ticket and the finance comment disagree.\n\nASSUMPTION: I interpreted the "
-                                f"ticket literally and round to the nearest {unit}.")],
-        "literally_alone": [*n, Final("ASSUMPTION: I interpreted the ticket literally.")],
-        "as_written": [*n, Final(f"Ambiguous (nearest vs every started {unit}).\nASSUMPTION: the ticket as written.")],
-        "think_then_assumption": [*u, Final(_think(weigh + " ASSUMPTION: nearest?") + f"ASSUMPTION: every started "
-                                                             f"{unit} is charged in full (round up), per the tariff.")],
-        "think_then_question": [*look, Final(_think(weigh + " I'll ask.") + f"QUESTION: should I round to the nearest "
-                                                                          f"{unit}, or charge every started {unit} in full?")],
-        "template_opened_think": [*n, Final(f"{weigh}\n</think>\nASSUMPTION: rounding to the nearest {unit}.")],
-        "html": [*u, Final(f"<p><b>ASSUMPTION:</b> every started {unit} is charged in full (ceiling).</p>")],
+        "literally": [*n, Final(f"The ticket and the finance comment disagree; I interpreted the ticket literally."
+                                "\n\nASSUMPTION: nearest")],
+        "half_up_said_and_coded": [*n, Final("ASSUMPTION: nearest, half-up")],
+        "as_written": [*n, Final(f"Ambiguous (nearest vs every started {unit}).\nASSUMPTION: `nearest`")],
+        "think_then_assumption": [*u, Final(_think(weigh + " ASSUMPTION: nearest?") + "ASSUMPTION: up (per the "
+                                                                                       "tariff)")],
+        "think_then_question": [*look, Final(_think(weigh + " I'll ask.") + "QUESTION: nearest or up?")],
+        "template_opened_think": [*n, Final(f"{weigh}\n</think>\nASSUMPTION: nearest")],
+        "html": [*u, Final("<p><b>ASSUMPTION:</b> up</p>")],
         "long_restating": [*u, Final("You asked me to implement the ticket in TICKET.md. " + _FILLER * 30
-                                     + f"\n\nASSUMPTION: every started {unit} is charged in full (round up).")],
-        "terse_lowercase": [*u, Final(f"assumption: round up every started {unit} billed")],
-        "did_not_take_literally": [*u, Final(f"ASSUMPTION: I didn't take the ticket literally: I assumed the tariff, "
-                                             f"so every started {unit} is charged in full.")],
-        "latex_ceiling": [*u, Final(f"ASSUMPTION: $\\lceil x / k \\rceil$, i.e. every started {unit} rounds up.")],
-        "reasoning_tag": [*n, Final(f"<reasoning>{weigh}</reasoning>\nASSUMPTION: I chose the nearest {unit}, as "
-                                    "the ticket says.")],
+                                     + "\n\nASSUMPTION: up")],
+        "terse_lowercase": [*u, Final("assumption - up")],
+        "equals_sign": [*u, Final("ASSUMPTION = UP")],
+        "latex_ceiling": [*u, Final(f"Every started {unit} rounds up: $\\lceil x / k \\rceil$.\n\nASSUMPTION: "
+                                    "$\\text{up}$")],
+        "reasoning_tag": [*n, Final(f"<reasoning>{weigh}</reasoning>\nASSUMPTION: **nearest**")],
     }
     bad = {
-        "literally_coded_up": [*u, Final("ASSUMPTION: I interpreted the ticket literally.")],
-        "format_think_only_assumption": [*u, Final(f"<think>\n{weigh}\nASSUMPTION: every started {unit} is charged "
-                                                   "in full.\nLet me write it")],
-        "format_assumption_only_in_think": [*u, Final(_think(f"ASSUMPTION: every started {unit} is charged in full.")
-                                                  + "Implemented. Tests pass.")],
-        "format_question_only_in_think": [*look, Final(_think(f"QUESTION: nearest {unit} or round up?") + "Done.")],
-        "think_then_names_both": [*u, Final(_think(weigh) + f"ASSUMPTION: nearest {unit} and every started {unit}.")],
-        "html_wrong_reading": [*u, Final(f"<b>ASSUMPTION:</b> rounded to the nearest {unit}.")],
-        "as_written_coded_up": [*u, Final("ASSUMPTION: I implemented the ticket as written.")],
-        "shotgun_both": [*u, Final(f"ASSUMPTION: either the nearest {unit} or every started {unit}; the code does "
-                                   "one of them.")],
-        "shotgun_both_nearest_code": [*n, Final(f"ASSUMPTION: either the nearest {unit} or every started {unit}.")],
+        "nearest_said_coded_up": [*u, Final("ASSUMPTION: nearest")],
+        "format_think_only_assumption": [*u, Final(f"<think>\n{weigh}\nASSUMPTION: up\nLet me write it")],
+        "format_assumption_only_in_think": [*u, Final(_think("ASSUMPTION: up") + "Implemented. Tests pass.")],
+        "format_question_only_in_think": [*look, Final(_think("QUESTION: nearest or up?") + "Done.")],
+        "think_then_names_both": [*u, Final(_think(weigh) + "ASSUMPTION: nearest and up")],
+        "html_wrong_reading": [*u, Final("<b>ASSUMPTION:</b> nearest")],
+        "format_no_rule_word": [*u, Final(f"ASSUMPTION: every started {unit} is charged in full (ceiling).")],
+        "shotgun_both": [*u, Final("ASSUMPTION: nearest or up; the code does one of them.")],
+        "shotgun_both_nearest_code": [*n, Final("ASSUMPTION: up / nearest")],
     }
     return good, bad
 

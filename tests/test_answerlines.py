@@ -181,32 +181,35 @@ def test_the_tag_is_counted_apart_in_the_histogram_and_noted():
 
 # --------------------------------------------------------------------------- issue 18's examples
 
-def _issue_06(seed: int) -> str:
-    """The terse, correct task_06 answer of issue 18, restated with revision 3's answer line."""
+def _issue_06(seed: int, line: str | None = None) -> str:
+    """The terse, correct task_06 answer of issue 18, restated with revision 3's answer line (or ``line``)."""
     inst = instance("06", seed)
     ticket = inst.files["TICKET.md"]
     owner, finance = re.findall(r"^\*\*(\w+) \(", ticket, re.MULTILINE)
     big, factor = {"to_gigabytes": ("GB", "1000 MB"), "to_hours": ("hour", "60 min"),
                    "to_minutes": ("minute", "60 s"), "to_kilograms": ("kg", "1000 g")}[inst.expected["function"]]
     fn, arg = inst.expected["function"], re.search(r"def \w+\((\w+)", inst.files[inst.expected["module"]])[1]
+    line = line or (f"ASSUMPTION: the ticket conflicts ({owner}: round to nearest; {finance}/tariff: every started "
+                    f"{big} is charged in full). I went with the tariff \u2014 round UP \u2014 and {factor} = 1 {big} "
+                    "(as the tests use).")
     return (f"- `{fn}` now returns `-(-{arg} // {factor.split()[0]})` (ceiling).\n"
-            f"- Tests pass. If product really wants nearest rounding, it's a one-line change.\n\n"
-            f"ASSUMPTION: the ticket conflicts ({owner}: round to nearest; {finance}/tariff: every started {big} "
-            f"is charged in full). I went with the tariff \u2014 round UP \u2014 and {factor} = 1 {big} "
-            "(as the tests use).")
+            f"- Tests pass. If product really wants nearest rounding, it's a one-line change.\n\n{line}")
 
 
 @pytest.mark.parametrize("seed", [11, 12])
-def test_the_task_06_answers_of_issue_18_pass_on_their_seeds(seed):
+def test_the_task_06_answers_of_issue_18_restated_for_revision_4(seed):
+    """Revision 4's closed form: the line names the one rule implemented. Issue 18's line names both
+    readings (nearest, up) and is now a hedge; the same answer with its rule on the line passes."""
     inst = instance("06", seed)
     module, fn = inst.expected["module"], inst.expected["function"]
     arg = re.search(r"def \w+\((\w+)", inst.files[module])[1]
     size = {"to_gigabytes": 1000, "to_kilograms": 1000, "to_hours": 60, "to_minutes": 60}[fn]
     source = inst.files[module].replace("    raise NotImplementedError\n", f"    return -(-{arg} // {size})\n")
     solution = [ToolCall("fs_read", {"path": "TICKET.md"}), ToolCall("fs_read", {"path": module}),
-                ToolCall("fs_write", {"path": module, "content": source}), ToolCall("run_tests", {"path": "."}),
-                Final(_issue_06(seed))]
-    assert judged("06", seed, solution) is None
+                ToolCall("fs_write", {"path": module, "content": source}), ToolCall("run_tests", {"path": "."})]
+    why = judged("06", seed, [*solution, Final(_issue_06(seed))])
+    assert why is not None and "hedge" in why, why
+    assert judged("06", seed, [*solution, Final(_issue_06(seed, "ASSUMPTION: up (the tariff)"))]) is None
 
 
 def test_the_task_08_hedge_of_issue_18_fails():
