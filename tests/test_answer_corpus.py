@@ -221,12 +221,18 @@ def corpus_09(inst):
 
 
 def _cause_10(e) -> str:
-    terms = e["cause_terms"]
+    """The cause in words, for the free prose of a reply (no verdict reads it)."""
+    name = e["error"].rsplit(": ", 1)[1]
     if e["kind"] == "missing_column":
-        return f"it reads `{terms[0][0]}` from `orders`, but that column belongs to `invoices`"
+        return f"it reads `{name}` from `orders`, but that column belongs to `invoices`"
     if e["kind"] == "ambiguous_column":
-        return f"`{terms[0][0]}` is ambiguous in the join: both customers and orders have that column"
-    return f"it joins `{terms[0][0]}`, but there is no such table; the schema calls it `{terms[1][0]}`"
+        return f"`{name}` is ambiguous in the join: both customers and orders have that column"
+    return f"it joins `{name}`, but there is no such table; the schema calls it `{e['names'][1]}`"
+
+
+def lines_10(e, **changes) -> dict[str, str]:
+    """task_10's three answer lines (revision 4), with ``changes``."""
+    return {"QUERY": e["query_id"], "CAUSE": e["kind"], "NAMES": ", ".join(e["names"]), **changes}
 
 
 def log_10(inst) -> tuple[list[str], int]:
@@ -241,35 +247,47 @@ def corpus_10(inst):
     e = inst.expected
     qid, cause = e["query_id"], _cause_10(e)
     last, valid = list(e["decoys"])
-    ok = {"QUERY": qid, "CAUSE": cause}
+    ok = lines_10(e)
+    kind, names = e["kind"], e["names"]
+    other_kind = next(k for k in ("missing_column", "ambiguous_column", "missing_table") if k != kind)
     log, at = log_10(inst)
     good = restate(inst, {
         "plain": ("", ok),
         "rules_out_the_others": (f"{last} ran last but succeeded; {valid} uses the same name validly.", ok),
-        "upper_case": ("", {"QUERY": f"Q-{qid[2:].upper()}", "CAUSE": cause}),
-        "bare_hex": ("", {"QUERY": qid[2:], "CAUSE": cause}),
+        "upper_case": ("", lines_10(e, QUERY=f"Q-{qid[2:].upper()}", CAUSE=kind.upper())),
+        "bare_hex": ("", lines_10(e, QUERY=qid[2:])),
         "quoted_log": ("```\n" + "\n".join(log[at - 2:at + 3]) + "\n```", ok),
-        "error_quoted_on_the_cause": ("", {"QUERY": qid, "CAUSE": f"{cause} (sqlite: {e['error']})"}),
-        "cause_denies_another_kind": ("", {"QUERY": qid, "CAUSE": f"not a lock or a timeout: {cause}"}),
+        "error_and_cause_in_prose": (f"SQLite says `{e['error']}`: {cause}.", ok),
+        "kind_in_words": ("", lines_10(e, CAUSE=kind.replace("_", " ").capitalize())),
+        "names_reversed_with_and": ("", lines_10(e, NAMES=" and ".join(reversed(names)))),
+        "names_in_code_spans": ("", lines_10(e, NAMES=", ".join(f"`{n}`" for n in names))),
         "after_think": (_think(f"{last}? It is the last line... no, it finished.") + "Checked the schema.", ok),
         "report": (f"## Failing query\n\n| id | status |\n|---|---|\n| {last} | ok |\n| {qid} | failed |", ok),
-        "cause_first": ("", {"CAUSE": cause, "QUERY": qid}),
-        "note_on_the_query": ("", {"QUERY": f"{qid} (the 4th query)", "CAUSE": cause}),
+        "cause_first": ("", {"CAUSE": kind, "NAMES": ", ".join(names), "QUERY": qid}),
+        "note_on_the_query": ("", lines_10(e, QUERY=f"{qid} (the 4th query)")),
         "offer_after": ("", ok),
     })
-    good["offer_after"][-1] = Final(f"QUERY: {qid}\nCAUSE: {cause}\n\nI can write the corrected query if you like.")
+    good["offer_after"][-1] = Final(f"QUERY: {qid}\nCAUSE: {kind}\nNAMES: {', '.join(names)}\n\n"
+                                    "I can write the corrected query if you like.")
     bad = {**inst.near_misses, **restate(inst, {
-        "confident_last": ("", {"QUERY": last, "CAUSE": cause}),
-        "valid_use": ("", {"QUERY": valid, "CAUSE": cause}),
-        "two_ids": ("", {"QUERY": f"{qid}, {valid}", "CAUSE": cause}),
-        "wrong_cause_kind": ("", {"QUERY": qid, "CAUSE": f"the invoices table was locked by another job ({cause})"}),
-        "cause_without_the_name": ("", {"QUERY": qid, "CAUSE": "the query references something the schema lacks"}),
-        "right_in_prose_wrong_line": (f"{qid} failed: {cause}.", {"QUERY": last, "CAUSE": cause}),
+        "confident_last": ("", lines_10(e, QUERY=last)),
+        "valid_use": ("", lines_10(e, QUERY=valid)),
+        "two_ids": ("", lines_10(e, QUERY=f"{qid}, {valid}")),
+        "wrong_cause_kind": ("", lines_10(e, CAUSE=other_kind)),
+        "two_kinds": ("", lines_10(e, CAUSE=f"{kind} or {other_kind}")),
+        "other_kind_in_a_note": ("", lines_10(e, CAUSE=f"{kind} (not {other_kind})")),
+        "error_copied_on_the_names": ("", lines_10(e, NAMES=e["error"].rsplit(": ", 1)[1])),
+        "extra_name": ("", lines_10(e, NAMES=", ".join([*names, "products.sku"]))),
+        "schema_name_in_a_note": ("", lines_10(e, NAMES=f"{', '.join(names)} (see invoices, products)")),
+        "other_query_in_a_note": ("", lines_10(e, CAUSE=f"{kind} (otherwise {last})")),
+        "right_in_prose_wrong_line": (f"{qid} failed: {cause}.", lines_10(e, QUERY=last)),
         "format_no_lines": (f"The failing query is {qid}: {cause}.", None),
-        "format_no_cause_line": (f"It failed because {cause}.", {"QUERY": qid}),
-        "format_no_id_on_the_line": ("", {"QUERY": "the monthly revenue query", "CAUSE": cause}),
+        "format_cause_in_a_sentence": ("", lines_10(e, CAUSE=cause)),
+        "format_no_names_line": (f"It failed because {cause}.", {"QUERY": qid, "CAUSE": kind}),
+        "format_no_id_on_the_line": ("", lines_10(e, QUERY="the monthly revenue query")),
     })}
-    bad["disagreeing_lines"] = [*steps(inst), Final(f"QUERY: {qid}\nCAUSE: {cause}\n\nQUERY: {last}")]
+    bad["disagreeing_lines"] = [*steps(inst), Final(f"QUERY: {qid}\nCAUSE: {kind}\nNAMES: {', '.join(names)}"
+                                                    f"\n\nQUERY: {last}")]
     return good, bad
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
-from .test_answer_corpus import _cause_10, _reference_fix, accepted, answers, instance, rejected
+from .test_answer_corpus import _reference_fix, accepted, answers, instance, rejected
 from .test_task_instances import _written
 
 
@@ -120,15 +120,17 @@ def runs_03(inst):
 
 def runs_10(inst):
     e = inst.expected
-    qid, cause = e["query_id"], _cause_10(e)
+    qid, kind, names = e["query_id"], e["kind"], ", ".join(e["names"])
+    tail = f"CAUSE: {kind}\nNAMES: {names}"
     good = answers(inst, {
-        "repeats_question": f"Which query failed?\nQUERY: {qid}\nCAUSE: {cause}",
-        "one_line_each": f"query: {qid}\ncause: {cause}",
-        "json_then_lines": json.dumps({"query_id": qid, "confidence": 0.9}) + f"\nQUERY: {qid}\nCAUSE: {cause}",
-        "numbered": f"1. QUERY: {qid}\n2. CAUSE: {cause}",
-        "upper_case": f"QUERY: {qid.upper()}\nCAUSE: {cause.upper()}",
+        "repeats_question": f"Which query failed?\nQUERY: {qid}\n{tail}",
+        "one_line_each": f"query: {qid}\ncause: {kind}\nnames: {names}",
+        "json_then_lines": json.dumps({"query_id": qid, "confidence": 0.9}) + f"\nQUERY: {qid}\n{tail}",
+        "numbered": f"1. QUERY: {qid}\n2. CAUSE: {kind}\n3. NAMES: {names}",
+        "upper_case": f"QUERY: {qid.upper()}\nCAUSE: {kind.upper()}\nNAMES: {names.upper()}",
+        "one_line": f"QUERY: {qid} CAUSE: {kind} NAMES: {names}",
     })
-    bad = answers(inst, {"format_json_only": json.dumps({"query_id": qid, "cause": cause})})
+    bad = answers(inst, {"format_json_only": json.dumps({"query_id": qid, "cause": kind, "names": e["names"]})})
     return good, bad
 
 

@@ -19,7 +19,7 @@ import pytest
 from pytest_agentic import Final, ToolCall
 
 from .helpers import close, restate, think as _think
-from .test_answer_corpus import _cause_10, accepted, instance, log_10, rejected
+from .test_answer_corpus import _cause_10, accepted, instance, lines_10, log_10, rejected
 
 _FILLER = ("I started by listing the workspace and reading every file the task mentions, then re-read the "
            "relevant parts to make sure nothing was missed. ")
@@ -66,15 +66,9 @@ def styles_03(inst):
     return good, bad
 
 
-def _wrong_cause_10(e) -> str:
-    name, *_ = e["cause_terms"]
-    table = {"missing_column": "invoices", "ambiguous_column": "customers", "missing_table": e["cause_terms"][1][0]}
-    return f"it reads `{name[0]}` while the {table[e['kind']]} table was locked by another job"
-
-
 def _denied_10(e) -> str:
-    """The cause in a sentence whose negation is about the name, not the query."""
-    name = e["cause_terms"][0][0]
+    """The cause in a sentence whose negation is about the name, not the query (free prose)."""
+    name = e["error"].rsplit(": ", 1)[1]
     if e["kind"] == "missing_column":
         return f"the orders table does not have a {name} column (only invoices does)"
     if e["kind"] == "ambiguous_column":
@@ -107,22 +101,23 @@ def styles_10(inst):
         "json_in_fence": "```json\n" + json.dumps({"query_id": qid, "cause": cause}, indent=2) + "\n```",
         "answer_tag": f"<answer>{qid}</answer> {cause}.",
         "negation_after_colon": f"{qid}: {_denied_10(e)}.",
-        "which_does_not": f"{qid} uses {e['cause_terms'][0][0]}, which does not work here: {cause}.",
-    }, {"QUERY": qid, "CAUSE": cause})
+        "which_does_not": f"{qid} uses {e['error'].rsplit(' ', 1)[1]}, which does not work here: {cause}.",
+    }, lines_10(e))
     good.update(restate(inst, {
-        "negation_on_the_cause": ("", {"QUERY": qid, "CAUSE": _denied_10(e)}),
-        "not_a_lock_on_the_cause": ("", {"QUERY": qid, "CAUSE": f"it is not a lock or a timeout: {cause}"}),
-        "html_lines": ("", {"QUERY": f"<code>{qid}</code>", "CAUSE": f"<em>{cause}</em>"}),
+        "kind_with_a_dash": ("", lines_10(e, CAUSE=e["kind"].replace("_", "-"))),
+        "html_lines": ("", lines_10(e, QUERY=f"<code>{qid}</code>", CAUSE=f"<em>{e['kind']}</em>")),
     }))
     bad = restate(inst, {
-        "wrong_cause_same_names": ("", {"QUERY": qid, "CAUSE": _wrong_cause_10(e)}),
-        "wrong_cause_timeout": ("", {"QUERY": qid, "CAUSE": f"it timed out while reading `{e['cause_terms'][0][0]}`"}),
-        "shotgun": ("", {"QUERY": every, "CAUSE": cause}),
-        "think_then_wrong": (_think(f"QUERY: {qid}"), {"QUERY": valid, "CAUSE": cause}),
-        "latex_wrong": ("", {"QUERY": f"$\\boxed{{\\texttt{{{last}}}}}$", "CAUSE": cause}),
-        "format_think_only_unterminated": (f"<think>\nQUERY: {qid}\nCAUSE: {cause}\nLet me double-check", None),
+        "wrong_cause_same_names": ("", lines_10(e, NAMES=", ".join(n.replace("orders.", "customers.") if "." in n
+                                                                   else f"orders.{n}" for n in e["names"]))),
+        "format_cause_a_sentence": ("", lines_10(e, CAUSE=f"it timed out while reading `{e['names'][0]}`")),
+        "format_negation_on_the_cause_line": ("", lines_10(e, CAUSE=_denied_10(e))),
+        "shotgun": ("", lines_10(e, QUERY=every)),
+        "think_then_wrong": (_think(f"QUERY: {qid}"), lines_10(e, QUERY=valid)),
+        "latex_wrong": ("", lines_10(e, QUERY=f"$\\boxed{{\\texttt{{{last}}}}}$")),
+        "format_think_only_unterminated": (f"<think>\nQUERY: {qid}\nCAUSE: {e['kind']}\nLet me double-check", None),
         "format_quotes_block_names_none": (f"```\n{block}\n```\n{cause}.", None),
-        "format_lines_in_json": ("```json\n" + json.dumps({"QUERY": qid, "CAUSE": cause}, indent=2) + "\n```", None),
+        "format_lines_in_json": ("```json\n" + json.dumps(lines_10(e), indent=2) + "\n```", None),
     })
     return good, bad
 

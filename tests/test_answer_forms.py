@@ -86,7 +86,7 @@ def _second_candidates(task: str, seed: int) -> dict[str, str]:
 #: Tasks whose lines do not yet follow the hedge rule: task_10's CAUSE: line is revision 3's sentence,
 #: which issue 24's second engineer (branch issue-24b) turns into closed-form lines. Strict: when it
 #: passes, drop the mark.
-_PENDING = {"10": "task_10's CAUSE: line is still read as a sentence (issue 24, case 2; branch issue-24b)"}
+_PENDING: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("seed", SEEDS)
