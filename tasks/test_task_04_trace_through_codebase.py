@@ -247,6 +247,8 @@ def build(seed: int) -> TaskInstance:
 #: A function as ``path/to/module.py:function`` (also ``::``, dots or backslashes for slashes): (module path, name).
 _FUNCTION = re.compile(r"(?<![\w./\\])((?:\.[/\\])?[a-z_][\w]*(?:[/\\.][a-z_]\w*)*?)(\.py)?(?:::?|\.)([a-z_]\w*)"
                        r"(?:\(\))?(?![\w./\\])", re.IGNORECASE)
+#: A module and a function in a looser spelling: ``standard.fee``, ``standard.py::fee``.
+_LOOSE = re.compile(r"\b(\w+)(?:\.py)?(?:::?|\.)(\w+)\b")
 #: A module's file named alone: ``standard.py``, ``pkg/shipping/standard.py``.
 _FILE = re.compile(r"(?<![\w./\\])((?:\.[/\\])?[a-z_]\w*(?:[/\\][a-z_]\w*)*)\.py(?![\w/\\]|:)", re.IGNORECASE)
 
@@ -286,7 +288,7 @@ def parsers(instance: TaskInstance) -> tuple[answerlines.Parser, answerlines.Par
     def mentions(text: str) -> list[str]:
         text = text.replace("\\", "/")
         out = candidates(text)
-        out += [full(f"{m[1].lower()}.py:{m[2].lower()}") for m in re.finditer(r"\b(\w+)(?:\.py)?(?:::?|\.)(\w+)\b", text)
+        out += [full(f"{m[1].lower()}.py:{m[2].lower()}") for m in _LOOSE.finditer(text)
                 if m[1].lower() in stems and m[2].lower() != "py"]
         out += [full(f"{re.sub(r'^[.]/', '', m[1]).lower()}.py:fee") for m in _FILE.finditer(text)
                 if m[1].rsplit("/", 1)[-1].lower() in stems]

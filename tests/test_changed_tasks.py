@@ -140,3 +140,29 @@ def test_revision_4_is_named_with_the_tasks_it_changed_by_compare_and_the_leader
     said = {line.split()[1] for line in out.splitlines() if "differs between the campaigns (revision 3: r3; "
             "revision 4: r4)" in line}
     assert said == changed, out
+
+
+def test_a_rescore_of_a_revision_3_campaign_names_the_tasks_revision_4_changed(tmp_path):
+    from pytest_agentic.verdicts import rescore
+
+    today = _today()
+    changed = {t for t, h in REVISION_3.items() if today[t] != h}
+    old = scores(dict.fromkeys(REVISION_3, 3), runs=1)
+    for r in old:
+        r["task_hash"] = REVISION_3[r["task"]]
+    folder = write_campaign(tmp_path / "r3", old, benchmark_revision=3, models=[{"name": "m", "model": "x/m"}])
+    for r in old:
+        path = folder / r["transcript"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"messages": [{"role": "user", "content": "u"},
+                                                 {"role": "assistant", "content": "done"}]}))
+    replay = rescore.Replay(folder)
+    records = []
+    for r in old:
+        new = {**r, "task_hash": today[r["task"]], "tags": {}}
+        replay.annotate(new, {"messages": [{"role": "user", "content": "u"}], "tool_calls": []})
+        records.append(new)
+    assert {r["task"] for r in records if r["tags"].get("task_changed")} == changed
+    text = rescore.markdown(replay, records)
+    assert f"Changed since the campaign (content hash differs; the recorded calls were replayed on today's " \
+           f"instance): {', '.join(sorted(changed))}." in text
