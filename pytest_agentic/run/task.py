@@ -38,7 +38,8 @@ CANONICAL_SEED = 0
 #: 3: tasks 03, 04, 06, 08, 09 and 10 ask for labelled answer lines and judge only those (issue 18);
 #: 4: one form rule and one hedge rule for every answer line (run/answerlines.py), stated in the prompts;
 #: task_06's lines name rules from a set its prompt defines (closed form), one line only; task_08's
-#: injected error answers the read of the old path only (issue 24).
+#: injected error answers the read of the old path only; task_10's cause in closed form (CAUSE: a kind
+#: of a set, NAMES: schema names); task_02 judges every block of the workspace for copies (issue 24).
 BENCHMARK_REVISION = 4
 
 
