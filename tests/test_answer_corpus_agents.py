@@ -18,7 +18,8 @@ import pytest
 from pytest_agentic import Final
 
 from .helpers import close, restate
-from .test_answer_corpus import _cause_10, accepted, instance, lines_10, log_10, rejected
+from .corpus_10 import _cause_10, lines_10, log_10
+from .test_answer_corpus import accepted, instance, rejected
 
 
 def agents_03(inst):

@@ -19,7 +19,8 @@ import pytest
 from pytest_agentic import Final, ToolCall
 
 from .helpers import close, restate, think as _think
-from .test_answer_corpus import _cause_10, accepted, instance, lines_10, log_10, rejected
+from .corpus_10 import _cause_10, lines_10, log_10
+from .test_answer_corpus import accepted, instance, rejected
 
 _FILLER = ("I started by listing the workspace and reading every file the task mentions, then re-read the "
            "relevant parts to make sure nothing was missed. ")
