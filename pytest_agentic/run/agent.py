@@ -75,7 +75,7 @@ def _message_dict(message: Any, turn: int) -> tuple[Message, list[str], int]:
 class ToolRunner:
     """Executes one run's tool calls and judges each: hallucinated, redundant, or fine."""
 
-    def __init__(self, workspace: Workspace, tools: list[Tool], faults: Mapping[str, list[str]]) -> None:
+    def __init__(self, workspace: Workspace, tools: list[Tool], faults: Mapping[str, list[Any]]) -> None:
         self.workspace = workspace
         self.tools = {t.name: t for t in tools}
         from jsonschema import Draft202012Validator  # here, not at plugin import (a tenth of a second)
@@ -84,6 +84,17 @@ class ToolRunner:
         self.faults = {name: list(msgs) for name, msgs in faults.items()}
         self.previous: tuple[str, str, str] | None = None
         self.seconds = 0.0
+
+    def _fault(self, name: str, args: Mapping[str, Any]) -> str | None:
+        """The injected error that answers this call, taken off the tool's list; None when there is none."""
+        pending = self.faults.get(name)
+        if not pending:
+            return None
+        answers = getattr(pending[0], "answers", None)  # a ToolFault answers only the call it names
+        if answers is not None and not answers(args):
+            return None
+        fault = pending.pop(0)
+        return str(getattr(fault, "message", fault))
 
     def execute(self, turn: int, call_id: str, name: str, raw: str, kind: str = "function") -> ToolCallLog:
         start = time.monotonic()
@@ -110,8 +121,8 @@ class ToolRunner:
                         hallucinated = f"arguments do not fit the schema: {errors[0].message}"
         if hallucinated:
             ok, result = False, f"ERROR: {hallucinated}. Offered tools: {', '.join(self.tools)}."
-        elif self.faults.get(name):
-            ok, result = False, f"ERROR: {self.faults[name].pop(0)}"
+        elif (fault := self._fault(name, args or {})) is not None:
+            ok, result = False, f"ERROR: {fault}"
         else:
             try:
                 ok, result = True, self.tools[name].call(self.workspace, args or {})
@@ -140,7 +151,7 @@ def run_agent(
     tools: list[Tool],
     limits: Limits,
     metadata: Mapping[str, Any],
-    faults: Mapping[str, list[str]] | None = None,
+    faults: Mapping[str, list[Any]] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> RunResult:
     """Drive the model on ``prompt`` until it answers or a limit stops it.
