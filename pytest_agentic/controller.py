@@ -21,6 +21,25 @@ from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
 
 
+def resume_note(folder: Path, in_flight: int) -> str:
+    """What an incomplete campaign's summary, page and terminal say: why, and the command that finishes it."""
+    import shlex
+    import sys
+
+    args, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip or arg.startswith("--agentic-resume="):
+            skip = False
+            continue
+        if arg == "--agentic-resume":
+            skip = True
+            continue
+        args.append(arg)
+    command = " ".join(["pytest", *map(shlex.quote, args), "--agentic-resume", shlex.quote(str(folder))])
+    return (f"The campaign is INCOMPLETE: the session stopped (Ctrl-C, SIGTERM, -x or an error) with {in_flight} "
+            f"run(s) in flight, which are not recorded. Resume it (only the missing runs run): {command}")
+
+
 class Controller:
     def __init__(self, session: AgenticSession) -> None:
         self.session = session
@@ -180,7 +199,12 @@ class Controller:
         # through shouldstop.
         cut = session.shouldstop or (session.shouldfail and len(self.finished_items) < session.testscollected)
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not cut
+        if not complete and self.running and not self.stopped_for:
+            # Stopped (Ctrl-C, SIGTERM) before any run finished: the folder still says so, and how to resume.
+            self.campaign.ensure_folder()
         self.campaign.notes = self.notes()
+        if not complete and self.campaign.path is not None:
+            self.campaign.notes.append(resume_note(self.campaign.path, len(self.running)))
         self.campaign.budget_skipped = self.budget_skipped
         self.campaign.pacing.add(scheduler.pacing_news(session.config))  # this process's last news
         if self.campaign.path is not None:
