@@ -258,8 +258,12 @@ def run_bounded(*, limits: Limits, workspace: Workspace, should_stop: Callable[[
 
     started = time.monotonic()
     seconds = limits.max_seconds + RUN_GRACE_S
-    returned, value = Deadline(lambda: run_agent(limits=limits, workspace=workspace, should_stop=stop, into=live,
-                                                 **kwargs), "agentic-run").wait(seconds, poll)
+    try:
+        returned, value = Deadline(lambda: run_agent(limits=limits, workspace=workspace, should_stop=stop,
+                                                     into=live, **kwargs), "agentic-run").wait(seconds, poll)
+    except BaseException:  # Ctrl-C or SIGTERM while waiting: the run stops at its next turn
+        abandoned.set()
+        raise
     if returned:
         assert value is not None
         return value
