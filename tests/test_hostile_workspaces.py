@@ -396,3 +396,37 @@ def test_sigterm_leaves_a_readable_folder_marked_incomplete_that_resumes(pyteste
     result.assert_outcomes(passed=6 - len(finished))
     assert sorted(r["run"] for r in runs(folder)) == [1, 2, 3, 4, 5, 6]
     assert json.loads((folder / "campaign.json").read_text())["complete"] is True
+
+
+# -- sql_query: the schema look-ups an engineer types, and still no write --------------------------------
+
+def test_sql_query_answers_schema_pragmas_on_task_10_and_still_refuses_writes(tmp_path):
+    instance = task_of(load(ROOT / "tasks" / "test_task_10_sql_investigation.py")).build(CANONICAL_SEED)
+    workspace = Workspace(tmp_path / "ws")
+    workspace.root.mkdir()
+    workspace.populate(instance.files)
+    db = next(p for p in instance.files if p.endswith(".db"))
+    before = (workspace.root / db).read_bytes()
+
+    def sql(query):
+        try:
+            return TOOLS["sql_query"].call(workspace, {"database": db, "query": query})
+        except ToolError as exc:
+            return f"ToolError: {exc}"
+
+    table = sql("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").splitlines()[1]
+    columns = sql(f"PRAGMA table_info({table})")
+    assert columns.splitlines()[0] == "cid | name | type | notnull | dflt_value | pk" and len(columns.splitlines()) > 2
+    names = [line.split(" | ")[1] for line in columns.splitlines()[1:]]
+    assert sql(f"SELECT name FROM pragma_table_info('{table}')").splitlines()[1:] == names
+    assert sql(f"PRAGMA table_xinfo({table})").splitlines()[0].endswith("| hidden")
+    for query in (f"PRAGMA index_list({table})", f"PRAGMA foreign_key_list({table})",
+                  f"SELECT * FROM pragma_index_list('{table}')", f"SELECT * FROM pragma_foreign_key_list('{table}')"):
+        assert not sql(query).startswith("ToolError"), query
+    for query in (f"DELETE FROM {table}", f"UPDATE {table} SET rowid = rowid", "CREATE TABLE t(x)",
+                  f"DROP TABLE {table}", "ATTACH DATABASE 'other.db' AS other", "PRAGMA user_version = 7",
+                  "PRAGMA writable_schema = 1", "PRAGMA journal_mode = wal", "SELECT * FROM pragma_user_version",
+                  "UPDATE sqlite_master SET sql = ''", "VACUUM", "PRAGMA query_only = 0"):
+        assert sql(query).startswith("ToolError: SQL error"), query
+    assert (workspace.root / db).read_bytes() == before
+    assert not (workspace.root / "other.db").exists()
