@@ -80,7 +80,7 @@ def test_planted_pipe_link_and_sparse_file_end_in_bounded_time_every_run_judged(
         # Bounded by the runs' limits (two runs of max_seconds each, one after the other at worst):
         # past it pytester kills the session and the test fails, as it did before the fix (a hang).
         # benchmarks/hostile_workspace.py measures the wall time.
-        result = project.runpytest_subprocess("tasks", "-m", "task_01 or task_02", "--agentic-out", "out",
+        result = project.runpytest_subprocess("tasks", "-m", "task_01 or task_02", "--runs", "1", "--agentic-out", "out",
                                               "-p", "no:cacheprovider", "-p", "no:randomly", *mode,
                                               timeout=LIMITS["max_seconds"] * 2)
     records = {r["task"]: r for r in runs(campaign_dir(project.path / "out"))}
