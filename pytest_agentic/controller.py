@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,25 @@ from .session import SANDBOX_ERROR, AgenticSession
 from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
 from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
+
+
+def resume_note(folder: Path, in_flight: int) -> str:
+    """What an incomplete campaign's summary, page and terminal say: why, and the command that finishes it."""
+    import shlex
+    import sys
+
+    args, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip or arg.startswith("--agentic-resume="):
+            skip = False
+            continue
+        if arg == "--agentic-resume":
+            skip = True
+            continue
+        args.append(arg)
+    command = " ".join(["pytest", *map(shlex.quote, args), "--agentic-resume", shlex.quote(str(folder))])
+    return (f"The campaign is INCOMPLETE: the session stopped (Ctrl-C, SIGTERM, -x or an error) with {in_flight} "
+            f"run(s) in flight, which are not recorded. Resume it (only the missing runs run): {command}")
 
 
 class Controller:
@@ -44,6 +65,8 @@ class Controller:
         self.server_logs: list[Path] = []
         #: Why the session ran nothing (an xdist worker found no sandbox), or None.
         self.stopped_for: str | None = None
+        #: xdist's local workers, by process id (told of a SIGTERM the controller alone received).
+        self.worker_pids: list[int] = []
         #: Why report.html could not be written (said in the terminal), or None.
         self.report_error: str | None = None
         session.config.pluginmanager.register(
@@ -75,6 +98,22 @@ class Controller:
             workerinput["agentic_ledger"] = str(self.session.ledger.path)
         workerinput["agentic_api_bases"] = dict(self.session.api_bases)
         workerinput["agentic_paths"] = {"models": str(self.session.models_path), "out": str(self.session.out_dir)}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodeready(self, node: Any) -> None:
+        """xdist: a local worker's process id, to pass a SIGTERM or Ctrl-C on (``pytest_keyboard_interrupt``)."""
+        pid = internals.node_worker_pid(node)
+        if pid is not None:
+            self.worker_pids.append(pid)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """Ctrl-C or SIGTERM reached this process alone (``kill PID``, not the process group): the
+        workers are told too, so they stop now instead of after xdist's ten-second wait for them."""
+        for pid in self.worker_pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -182,7 +221,12 @@ class Controller:
         # through shouldstop.
         cut = session.shouldstop or (session.shouldfail and len(self.finished_items) < session.testscollected)
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not cut
+        if not complete and self.running and not self.stopped_for:
+            # Stopped (Ctrl-C, SIGTERM) before any run finished: the folder still says so, and how to resume.
+            self.campaign.ensure_folder()
         self.campaign.notes = self.notes()
+        if not complete and self.campaign.path is not None:
+            self.campaign.notes.append(resume_note(self.campaign.path, len(self.running)))
         self.campaign.budget_skipped = self.budget_skipped
         self.campaign.pacing.add(scheduler.pacing_news(session.config))  # this process's last news
         if self.campaign.path is not None:

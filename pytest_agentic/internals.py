@@ -99,6 +99,17 @@ def node_worker_output(node: Any) -> dict[str, Any]:
     return dict(getattr(node, "workeroutput", {}) or {})
 
 
+def node_worker_pid(node: Any) -> int | None:
+    """A local worker's process id (``node.gateway._io.popen.pid``, execnet's private), or None.
+
+    SIGTERM sent to the controller alone (``kill PID``, a time limit) is passed on to the workers
+    (``Controller.pytest_keyboard_interrupt``) so they stop at once rather than after xdist's wait;
+    neither xdist nor execnet exposes a worker's process id publicly.
+    """
+    pid = getattr(getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None), "pid", None)
+    return pid if isinstance(pid, int) else None
+
+
 def report_process(report: pytest.TestReport) -> str:
     """The process a report came from: the xdist worker's gateway id (``gw0``), or ``main`` without xdist.
 
@@ -120,5 +131,6 @@ def worker_queue(config: pytest.Config) -> Any:
 
 
 __all__ = ["callspec_params", "failure_repr", "is_pytest_object", "is_worker", "node_worker_input", "node_worker_output",
+           "node_worker_pid",
            "report_process", "set_terminal_file", "set_worker_output", "terminal_file", "tmp_path_factory",
            "worker_input", "worker_queue"]

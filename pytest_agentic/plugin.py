@@ -12,10 +12,13 @@ from . import scheduler, selection
 from .campaign import modecache
 from .controller import Controller
 from .fixture import Agent, make_agent
-from .session import SESSION_KEY, AgenticSession, Case
+from .session import SESSION_KEY, AgenticSession, Case, restore_sigterm, sigterm_as_interrupt
 from .run import llm
 from .run.task import task_spec_of
 from .validate import validate_instance
+
+
+SIGTERM_KEY = pytest.StashKey[object]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,9 +29,14 @@ def pytest_configure(config: pytest.Config) -> None:
     markers.register(config)
     session = AgenticSession(config)
     config.stash[SESSION_KEY] = session
+    config.stash[SIGTERM_KEY] = sigterm_as_interrupt()
     if not session.is_worker:
         options.check_rootdir(config)
         config.pluginmanager.register(Controller(session), "agentic-controller")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    restore_sigterm(config.stash.get(SIGTERM_KEY, None))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,30 @@ from .run.task import CANONICAL_SEED, Solution, TaskInstance, TaskSpec
 SESSION_KEY = pytest.StashKey["AgenticSession"]()
 #: The key of an xdist worker's output that carries why the session cannot run (no sandbox).
 SANDBOX_ERROR = "agentic_sandbox_error"
+
+
+def sigterm_as_interrupt() -> object | None:
+    """SIGTERM (a CI or Slurm time limit, ``kill``) handled like Ctrl-C: pytest stops at once, and the
+    controller writes what finished, marked incomplete, with how to resume. Installed in every process
+    (controller and xdist workers) whose SIGTERM still has Python's default; returns the handler
+    to put back (None when nothing was installed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None  # someone else's handler: left as it is
+    signal.signal(signal.SIGTERM, _interrupt)
+    return signal.SIG_DFL
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def restore_sigterm(previous: object | None) -> None:
+    if previous is not None and threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGTERM) is _interrupt:
+            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

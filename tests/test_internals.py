@@ -71,8 +71,12 @@ def test_xdist_hands_workers_their_input_output_and_queue(pytester, monkeypatch)
         def pytest_configure_node(node):
             internals.node_worker_input(node)["probe"] = "from the controller"
 
+        def pytest_testnodeready(node):
+            SEEN.setdefault("pids", []).append(internals.node_worker_pid(node))
+
         def pytest_testnodedown(node, error):
             SEEN.setdefault("outputs", []).append(internals.node_worker_output(node).get("probe"))
+            SEEN.setdefault("worker_pids", []).append(internals.node_worker_output(node).get("pid"))
 
         def pytest_runtest_logreport(report):
             if report.when == "call":
@@ -82,6 +86,7 @@ def test_xdist_hands_workers_their_input_output_and_queue(pytester, monkeypatch)
             config = session.config
             if internals.is_worker(config):
                 internals.set_worker_output(config, "probe", "from " + internals.worker_input(config)["workerid"])
+                internals.set_worker_output(config, "pid", os.getpid())
             else:
                 with open(os.environ["PROBE_OUT"], "w") as fh:
                     json.dump(SEEN, fh)
@@ -110,6 +115,7 @@ def test_xdist_hands_workers_their_input_output_and_queue(pytester, monkeypatch)
     result.assert_outcomes(passed=2)
     seen = json.loads(out.read_text())
     assert sorted(seen["outputs"]) == ["from gw0", "from gw1"]
+    assert sorted(seen["pids"]) == sorted(seen["worker_pids"])  # the controller sees each worker's own pid
     assert len(seen["processes"]) == 2 and set(seen["processes"]) <= {"gw0", "gw1"}
 
 
