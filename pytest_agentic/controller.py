@@ -7,14 +7,16 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from . import options, outcome, scheduler
+from . import internals, options, outcome, scheduler
 from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
 from .campaign.notes import campaign_notes
 from .campaign.writer import Campaign
+from .run.models import ModelEntry
 from .run.sandbox import UNCONFINED_NOTE
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import SANDBOX_ERROR, AgenticSession
@@ -47,7 +49,7 @@ class Controller:
         self.session = session
         self.campaign = Campaign(session)
         #: Runs announced by their setup report and not yet finished, by node id.
-        self.running: dict[str, dict] = {}
+        self.running: dict[str, outcome.StartedRun] = {}
         #: Items whose test is over (their teardown was reported), to tell whether ``-x`` cut anything.
         self.finished_items: set[str] = set()
         #: Runs skipped because the campaign budget was spent.
@@ -89,19 +91,19 @@ class Controller:
                         predictions_path=options.option(config, options.PREDICTIONS), replay=session.replay)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node) -> None:  # type: ignore[no-untyped-def]
+    def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand the controller's state to each worker (called only when xdist runs)."""
+        workerinput = internals.node_worker_input(node)
         if self.session.ledger is not None:
-            node.workerinput["agentic_ledger"] = str(self.session.ledger.path)
-        node.workerinput["agentic_api_bases"] = dict(self.session.api_bases)
-        node.workerinput["agentic_paths"] = {"models": str(self.session.models_path),
-                                             "out": str(self.session.out_dir)}
+            workerinput["agentic_ledger"] = str(self.session.ledger.path)
+        workerinput["agentic_api_bases"] = dict(self.session.api_bases)
+        workerinput["agentic_paths"] = {"models": str(self.session.models_path), "out": str(self.session.out_dir)}
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodeready(self, node) -> None:  # type: ignore[no-untyped-def]
+    def pytest_testnodeready(self, node: Any) -> None:
         """xdist: a local worker's process id, to pass a SIGTERM or Ctrl-C on (``pytest_keyboard_interrupt``)."""
-        pid = getattr(getattr(getattr(node.gateway, "_io", None), "popen", None), "pid", None)
-        if isinstance(pid, int):
+        pid = internals.node_worker_pid(node)
+        if pid is not None:
             self.worker_pids.append(pid)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
@@ -114,9 +116,9 @@ class Controller:
                 pass
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node, error) -> None:  # type: ignore[no-untyped-def]
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist: a worker that found no sandbox ran nothing; the controller says why, once."""
-        self.stopped_for = self.stopped_for or getattr(node, "workeroutput", {}).get(SANDBOX_ERROR)
+        self.stopped_for = self.stopped_for or internals.node_worker_output(node).get(SANDBOX_ERROR)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.stop_servers()
@@ -150,26 +152,26 @@ class Controller:
         from .servers.config import with_slots
         from .servers.lifecycle import ServerStartError, preflight, start
 
-        entries = [e for e in self.session.selected_models() if e.server]
+        entries = [(e, e.server) for e in self.session.selected_models() if e.server]
         try:
-            for entry in entries:
-                preflight(entry.name, entry.server)
-            for entry in entries:
+            for entry, config in entries:
+                preflight(entry.name, config)
+            for entry, config in entries:
                 # Logged outside the out folder while xdist workers start (they re-read the command
                 # line, and a path that appears meanwhile changes how pytest picks their rootdir);
                 # moved into the campaign folder at the end.
                 log = Path(tempfile.mkdtemp(prefix="agentic-server-")) / f"server-{safe_name(entry.name)}.log"
                 self.server_logs.append(log)
-                server = start(entry.name, with_slots(entry.server, self.in_flight(entry)), log)
+                server = start(entry.name, with_slots(config, self.in_flight(entry)), log)
                 self.servers.append(server)
                 self.session.api_bases[entry.name] = server.api_base
-                self.campaign.servers[entry.name] = {"kind": entry.server["kind"], "api_base": server.api_base,
+                self.campaign.servers[entry.name] = {"kind": config["kind"], "api_base": server.api_base,
                                                      "pid": server.pid, "log": log.name}
         except (ServerStartError, ValueError) as exc:
             self.stop_servers()
             raise pytest.UsageError(f"{self.session.models_path}: {exc}") from None
 
-    def in_flight(self, entry) -> int:  # type: ignore[no-untyped-def]
+    def in_flight(self, entry: ModelEntry) -> int:
         """The most runs of ``entry`` this session has in flight at once, over all its processes."""
         option = self.session.config.option
         workers = getattr(option, "numprocesses", None) if getattr(option, "dist", "no") != "no" else None
@@ -194,14 +196,14 @@ class Controller:
         self.campaign.pacing.add(getattr(report, scheduler.PACING_ATTR, None))
         if report.when == "teardown":
             self.finished_items.add(report.nodeid)
-        announced = getattr(report, outcome.STARTED_ATTR, None)
+        announced = outcome.started_of(report)
         if announced is not None:
             self.running[report.nodeid] = announced
             return
-        record = getattr(report, outcome.RECORD_ATTR, None)
+        record = outcome.record_of(report)
         if record is not None:
             self.running.pop(report.nodeid, None)
-            self.campaign.add(record, getattr(report, outcome.TRANSCRIPT_ATTR, None) or {})
+            self.campaign.add(record, outcome.transcript_of(report))
         elif report.skipped and SKIP_REASON in str(report.longrepr):
             self.budget_skipped += 1
         elif report.when == "???" and report.nodeid in self.running:

@@ -118,7 +118,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="campaign cost budget in dollars: once spent, the remaining runs are skipped")
     group.addoption("--agentic-compare", dest=COMPARE, default=None, metavar="PATH",
                     help="an earlier campaign folder: add a per-task then/now table and say whether the overall "
-                         "change is beyond noise (Fisher's exact test, alpha 0.05)")
+                         "change is beyond noise (paired by task: sign-flip permutation test, alpha 0.05)")
     group.addoption("--agentic-predictions", dest=PREDICTIONS, default=None, metavar="FILE.yaml",
                     help="predictions written before the campaign, scored after it (format: docs/comparing.md, Predictions)")
     group.addoption("--agentic-rescore", dest=RESCORE, default=None, metavar="PATH",
@@ -144,7 +144,8 @@ def add_options(parser: pytest.Parser) -> None:
     gates.addoption("--agentic-min-pass-rate", dest=MIN_PASS_RATE, type=_fraction, default=None, metavar="X",
                     help="fail when a model's overall pass rate is under X (0.6 or 60%%)")
     gates.addoption("--agentic-min-lower-bound", dest=MIN_LOWER_BOUND, type=_fraction, default=None, metavar="X",
-                    help="fail when the 95%% Wilson lower bound of a model's overall pass rate is under X")
+                    help="fail when the lower end of a model's overall pass rate's 95%% interval, clustered "
+                         "by task, is under X")
     gates.addoption("--agentic-fail-on-regression", dest=FAIL_ON_REGRESSION, action="store_true", default=False,
                     help="with --agentic-compare: fail when a model's pass rate dropped beyond noise")
     gates.addoption("--agentic-max-infra-errors", dest=MAX_INFRA_ERRORS, type=_count, default=None, metavar="N",

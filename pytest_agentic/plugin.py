@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtestloop(session: pytest.Session):  # type: ignore[no-untyped-def]
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     llm.wait_for_preload()
     prefetcher = scheduler.start(session)
     try:
@@ -104,7 +105,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     session = item.config.stash[SESSION_KEY]
     if report.when == "setup" and report.passed:

@@ -14,7 +14,7 @@ from . import history, textcalls
 from .limits import RUN_GRACE_S, TOOL_GRACE_S, Deadline, Limits
 from .llm import InfraError, call_model
 from .models import ModelEntry
-from .records import RunResult, ToolCallLog
+from .records import Message, MessageToolCall, RunResult, ToolCallLog
 from .refusals import ModelRefusal
 from .tools import Tool, ToolError, Workspace
 
@@ -43,7 +43,7 @@ def _text(value: Any, limit: int = MAX_TEXT_CHARS) -> str:
     return text
 
 
-def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], int]:
+def _message_dict(message: Any, turn: int) -> tuple[Message, list[str], int]:
     """The assistant message as the run keeps it, each call's type, and how many calls were dropped.
 
     Tool call ids are made unique and non-empty (an endpoint may repeat or omit them; each
@@ -51,9 +51,11 @@ def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], i
     the next request may carry); the type the endpoint gave is returned apart, to be judged.
     """
     content = getattr(message, "content", None)
-    out: dict[str, Any] = {"role": "assistant", "content": _text(content) if isinstance(content, str) else None}
+    out: Message = {"role": "assistant", "content": _text(content) if isinstance(content, str) else None}
     calls = list(getattr(message, "tool_calls", None) or [])
-    kept, kinds, seen = [], [], set()
+    kept: list[MessageToolCall] = []
+    kinds: list[str] = []
+    seen: set[str] = set()
     for index, c in enumerate(calls[:MAX_CALLS_PER_MESSAGE], start=1):
         function = getattr(c, "function", None)
         call_id = _text(getattr(c, "id", None), 200)
@@ -61,9 +63,9 @@ def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], i
             call_id = f"call_{turn}_{index}"
         seen.add(call_id)
         raw = getattr(function, "arguments", None)
-        entry = {"id": call_id, "type": "function",
-                 "function": {"name": _text(getattr(function, "name", None), 200),
-                              "arguments": _text(raw if isinstance(raw, str) else "", MAX_TEXT_CHARS)}}
+        entry: MessageToolCall = {"id": call_id, "type": "function",
+                                  "function": {"name": _text(getattr(function, "name", None), 200),
+                                               "arguments": _text(raw if isinstance(raw, str) else "", MAX_TEXT_CHARS)}}
         kind = getattr(c, "type", None) or "function"
         kinds.append(_text(kind, 200) if isinstance(kind, str) else type(kind).__name__)
         kept.append(entry)
@@ -75,7 +77,7 @@ def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], i
 class ToolRunner:
     """Executes one run's tool calls and judges each: hallucinated, redundant, or fine."""
 
-    def __init__(self, workspace: Workspace, tools: list[Tool], faults: Mapping[str, list[str]]) -> None:
+    def __init__(self, workspace: Workspace, tools: list[Tool], faults: Mapping[str, list[Any]]) -> None:
         self.workspace = workspace
         self.tools = {t.name: t for t in tools}
         from jsonschema import Draft202012Validator  # here, not at plugin import (a tenth of a second)
@@ -84,6 +86,17 @@ class ToolRunner:
         self.faults = {name: list(msgs) for name, msgs in faults.items()}
         self.previous: tuple[str, str, str] | None = None
         self.seconds = 0.0
+
+    def _fault(self, name: str, args: Mapping[str, Any]) -> str | None:
+        """The injected error that answers this call, taken off the tool's list; None when there is none."""
+        pending = self.faults.get(name)
+        if not pending:
+            return None
+        answers = getattr(pending[0], "answers", None)  # a ToolFault answers only the call it names
+        if answers is not None and not answers(args):
+            return None
+        fault = pending.pop(0)
+        return str(getattr(fault, "message", fault))
 
     def execute(self, turn: int, call_id: str, name: str, raw: str, kind: str = "function") -> ToolCallLog:
         start = time.monotonic()
@@ -110,8 +123,8 @@ class ToolRunner:
                         hallucinated = f"arguments do not fit the schema: {errors[0].message}"
         if hallucinated:
             ok, result = False, f"ERROR: {hallucinated}. Offered tools: {', '.join(self.tools)}."
-        elif self.faults.get(name):
-            ok, result = False, f"ERROR: {self.faults[name].pop(0)}"
+        elif (fault := self._fault(name, args or {})) is not None:
+            ok, result = False, f"ERROR: {fault}"
         else:
             ok, result = self._call(name, args or {})
         key = (name, _canonical(args, raw), result)
@@ -151,7 +164,7 @@ def run_agent(
     tools: list[Tool],
     limits: Limits,
     metadata: Mapping[str, Any],
-    faults: Mapping[str, list[str]] | None = None,
+    faults: Mapping[str, list[Any]] | None = None,
     should_stop: Callable[[], bool] | None = None,
     into: RunResult | None = None,
 ) -> RunResult:

@@ -235,7 +235,7 @@ def _pytest_entries(site: str) -> list[str]:
             continue
         seen.add(key)
         for f in dist.files or ():
-            top = Path(os.path.realpath(dist.locate_file(f.parts[0])))
+            top = Path(os.path.realpath(str(dist.locate_file(f.parts[0]))))
             if str(top.parent) == site and top.name != "__pycache__" and not top.name.endswith(".pth"):
                 entries.add(str(top))
         for text in dist.requires or ():
