@@ -25,13 +25,13 @@ from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
 
 
-def resume_note(folder: Path, in_flight: int) -> str:
+def resume_note(folder: Path, in_flight: int, invocation: tuple[str, ...] | list[str]) -> str:
     """What an incomplete campaign's summary, page and terminal say: why, and the command that finishes it."""
     import shlex
-    import sys
 
-    args, skip = [], False
-    for arg in sys.argv[1:]:
+    args: list[str] = []
+    skip = False
+    for arg in map(str, invocation):
         if skip or arg.startswith("--agentic-resume="):
             skip = False
             continue
@@ -226,7 +226,8 @@ class Controller:
             self.campaign.ensure_folder()
         self.campaign.notes = self.notes()
         if not complete and self.campaign.path is not None:
-            self.campaign.notes.append(resume_note(self.campaign.path, len(self.running)))
+            self.campaign.notes.append(resume_note(self.campaign.path, len(self.running),
+                                                   session.config.invocation_params.args))
         self.campaign.budget_skipped = self.budget_skipped
         self.campaign.pacing.add(scheduler.pacing_news(session.config))  # this process's last news
         if self.campaign.path is not None:

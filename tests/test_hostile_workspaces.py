@@ -52,6 +52,8 @@ HOSTILE_SCRIPT = [
 #: The runs' limits: the session must end well within them, whatever the workspace holds.
 LIMITS = {"max_seconds": 90, "tool_timeout_s": 30, "max_retries": 1, "retry_backoff_s": 0.01,
           "request_timeout_s": 30}
+#: Seconds a session may take to start and finish on a loaded machine (xdist workers, litellm's import).
+STARTUP_S = 180
 #: The tasks of the scenario: they offer fs_read and run_tests.
 TASKS = ("test_task_01_fix_failing_test.py", "test_task_02_refactor_duplicated_code.py")
 
@@ -77,12 +79,13 @@ def hostile_solutions() -> dict[str, list]:
 def test_planted_pipe_link_and_sparse_file_end_in_bounded_time_every_run_judged(project, mode):
     with FaultServer(hostile_solutions()) as server:
         serve_hostile_model(project, server)
-        # Bounded by the runs' limits (two runs of max_seconds each, one after the other at worst):
-        # past it pytester kills the session and the test fails, as it did before the fix (a hang).
+        # Bounded by the runs' limits (two runs of max_seconds each, one after the other at worst) and
+        # the session's start on a loaded machine: past it pytester kills the session and the test
+        # fails, as it did before the fix (a hang).
         # benchmarks/hostile_workspace.py measures the wall time.
         result = project.runpytest_subprocess("tasks", "-m", "task_01 or task_02", "--runs", "1", "--agentic-out", "out",
                                               "-p", "no:cacheprovider", "-p", "no:randomly", *mode,
-                                              timeout=LIMITS["max_seconds"] * 2)
+                                              timeout=LIMITS["max_seconds"] * 2 + STARTUP_S)
     records = {r["task"]: r for r in runs(campaign_dir(project.path / "out"))}
     assert sorted(records) == ["task_01", "task_02"], result.stdout.str()[-3000:]
     for task, record in records.items():
@@ -321,7 +324,7 @@ def test_a_tool_that_never_returns_is_abandoned_and_the_session_writes_its_campa
     pytester.makepyfile(test_blocking=BLOCKING_TASKS)
     # Each run ends by its limit; the whole session within their sum (else pytester kills it: a hang).
     result = pytester.runpytest_subprocess("--agentic-out", "out", "--runs", "1", "-p", "no:cacheprovider", *mode,
-                                           timeout=120)
+                                           timeout=(6 + 12) + STARTUP_S)
     records = {r["task"]: r for r in runs(campaign_dir(pytester.path / "out"))}
     # The tool's limit (1 s + 5 s grace): the call is answered with an error, and the run goes on to its answer.
     tool = records["block_tool"]
@@ -368,7 +371,7 @@ def test_sigterm_leaves_a_readable_folder_marked_incomplete_that_resumes(pyteste
                             cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline:
             found = list((pytester.path / "out").glob("*/runs.jsonl")) if (pytester.path / "out").exists() else []
             if found and len(found[0].read_text().splitlines()) >= 2:
@@ -376,7 +379,7 @@ def test_sigterm_leaves_a_readable_folder_marked_incomplete_that_resumes(pyteste
             time.sleep(0.2)
         time.sleep(1.0)  # the next runs are now stalled in their tests
         os.killpg(proc.pid, signal.SIGTERM)
-        output = proc.communicate(timeout=60)[0].decode()  # the stalled tests would hold it 300 s
+        output = proc.communicate(timeout=STARTUP_S)[0].decode()  # the stalled tests would hold it 300 s
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -392,7 +395,7 @@ def test_sigterm_leaves_a_readable_folder_marked_incomplete_that_resumes(pyteste
     assert (folder / "pass_rate_by_task.csv").is_file()
 
     result = pytester.runpytest_subprocess("--runs", "6", "--agentic-out", "out", "--agentic-resume", str(folder),
-                                           *mode, timeout=120)
+                                           *mode, timeout=STARTUP_S * 2)
     result.assert_outcomes(passed=6 - len(finished))
     assert sorted(r["run"] for r in runs(folder)) == [1, 2, 3, 4, 5, 6]
     assert json.loads((folder / "campaign.json").read_text())["complete"] is True
