@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .run.records import FailureMode, RunResult, ToolCallLog
 from ._version import __version__
-from .run.task import CANONICAL_SEED, Final, TaskInstance, TaskSpec, ToolCall, task
+from .run.task import CANONICAL_SEED, Final, TaskInstance, TaskSpec, ToolCall, ToolFault, task
 
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "TaskSpec",
     "ToolCall",
     "ToolCallLog",
+    "ToolFault",
     "__version__",
     "task",
 ]

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from . import options, outcome, scheduler
+from . import internals, options, outcome, scheduler
 from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
 from .campaign.notes import campaign_notes
 from .campaign.writer import Campaign
+from .run.models import ModelEntry
 from .run.sandbox import UNCONFINED_NOTE
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import SANDBOX_ERROR, AgenticSession
@@ -21,12 +25,31 @@ from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
 
 
+def resume_note(folder: Path, in_flight: int) -> str:
+    """What an incomplete campaign's summary, page and terminal say: why, and the command that finishes it."""
+    import shlex
+    import sys
+
+    args, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip or arg.startswith("--agentic-resume="):
+            skip = False
+            continue
+        if arg == "--agentic-resume":
+            skip = True
+            continue
+        args.append(arg)
+    command = " ".join(["pytest", *map(shlex.quote, args), "--agentic-resume", shlex.quote(str(folder))])
+    return (f"The campaign is INCOMPLETE: the session stopped (Ctrl-C, SIGTERM, -x or an error) with {in_flight} "
+            f"run(s) in flight, which are not recorded. Resume it (only the missing runs run): {command}")
+
+
 class Controller:
     def __init__(self, session: AgenticSession) -> None:
         self.session = session
         self.campaign = Campaign(session)
         #: Runs announced by their setup report and not yet finished, by node id.
-        self.running: dict[str, dict] = {}
+        self.running: dict[str, outcome.StartedRun] = {}
         #: Items whose test is over (their teardown was reported), to tell whether ``-x`` cut anything.
         self.finished_items: set[str] = set()
         #: Runs skipped because the campaign budget was spent.
@@ -42,6 +65,8 @@ class Controller:
         self.server_logs: list[Path] = []
         #: Why the session ran nothing (an xdist worker found no sandbox), or None.
         self.stopped_for: str | None = None
+        #: xdist's local workers, by process id (told of a SIGTERM the controller alone received).
+        self.worker_pids: list[int] = []
         #: Why report.html could not be written (said in the terminal), or None.
         self.report_error: str | None = None
         session.config.pluginmanager.register(
@@ -66,18 +91,34 @@ class Controller:
                         predictions_path=options.option(config, options.PREDICTIONS), replay=session.replay)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node) -> None:  # type: ignore[no-untyped-def]
+    def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand the controller's state to each worker (called only when xdist runs)."""
+        workerinput = internals.node_worker_input(node)
         if self.session.ledger is not None:
-            node.workerinput["agentic_ledger"] = str(self.session.ledger.path)
-        node.workerinput["agentic_api_bases"] = dict(self.session.api_bases)
-        node.workerinput["agentic_paths"] = {"models": str(self.session.models_path),
-                                             "out": str(self.session.out_dir)}
+            workerinput["agentic_ledger"] = str(self.session.ledger.path)
+        workerinput["agentic_api_bases"] = dict(self.session.api_bases)
+        workerinput["agentic_paths"] = {"models": str(self.session.models_path), "out": str(self.session.out_dir)}
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node, error) -> None:  # type: ignore[no-untyped-def]
+    def pytest_testnodeready(self, node: Any) -> None:
+        """xdist: a local worker's process id, to pass a SIGTERM or Ctrl-C on (``pytest_keyboard_interrupt``)."""
+        pid = internals.node_worker_pid(node)
+        if pid is not None:
+            self.worker_pids.append(pid)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """Ctrl-C or SIGTERM reached this process alone (``kill PID``, not the process group): the
+        workers are told too, so they stop now instead of after xdist's ten-second wait for them."""
+        for pid in self.worker_pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist: a worker that found no sandbox ran nothing; the controller says why, once."""
-        self.stopped_for = self.stopped_for or getattr(node, "workeroutput", {}).get(SANDBOX_ERROR)
+        self.stopped_for = self.stopped_for or internals.node_worker_output(node).get(SANDBOX_ERROR)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.stop_servers()
@@ -111,26 +152,26 @@ class Controller:
         from .servers.config import with_slots
         from .servers.lifecycle import ServerStartError, preflight, start
 
-        entries = [e for e in self.session.selected_models() if e.server]
+        entries = [(e, e.server) for e in self.session.selected_models() if e.server]
         try:
-            for entry in entries:
-                preflight(entry.name, entry.server)
-            for entry in entries:
+            for entry, config in entries:
+                preflight(entry.name, config)
+            for entry, config in entries:
                 # Logged outside the out folder while xdist workers start (they re-read the command
                 # line, and a path that appears meanwhile changes how pytest picks their rootdir);
                 # moved into the campaign folder at the end.
                 log = Path(tempfile.mkdtemp(prefix="agentic-server-")) / f"server-{safe_name(entry.name)}.log"
                 self.server_logs.append(log)
-                server = start(entry.name, with_slots(entry.server, self.in_flight(entry)), log)
+                server = start(entry.name, with_slots(config, self.in_flight(entry)), log)
                 self.servers.append(server)
                 self.session.api_bases[entry.name] = server.api_base
-                self.campaign.servers[entry.name] = {"kind": entry.server["kind"], "api_base": server.api_base,
+                self.campaign.servers[entry.name] = {"kind": config["kind"], "api_base": server.api_base,
                                                      "pid": server.pid, "log": log.name}
         except (ServerStartError, ValueError) as exc:
             self.stop_servers()
             raise pytest.UsageError(f"{self.session.models_path}: {exc}") from None
 
-    def in_flight(self, entry) -> int:  # type: ignore[no-untyped-def]
+    def in_flight(self, entry: ModelEntry) -> int:
         """The most runs of ``entry`` this session has in flight at once, over all its processes."""
         option = self.session.config.option
         workers = getattr(option, "numprocesses", None) if getattr(option, "dist", "no") != "no" else None
@@ -155,14 +196,14 @@ class Controller:
         self.campaign.pacing.add(getattr(report, scheduler.PACING_ATTR, None))
         if report.when == "teardown":
             self.finished_items.add(report.nodeid)
-        announced = getattr(report, outcome.STARTED_ATTR, None)
+        announced = outcome.started_of(report)
         if announced is not None:
             self.running[report.nodeid] = announced
             return
-        record = getattr(report, outcome.RECORD_ATTR, None)
+        record = outcome.record_of(report)
         if record is not None:
             self.running.pop(report.nodeid, None)
-            self.campaign.add(record, getattr(report, outcome.TRANSCRIPT_ATTR, None) or {})
+            self.campaign.add(record, outcome.transcript_of(report))
         elif report.skipped and SKIP_REASON in str(report.longrepr):
             self.budget_skipped += 1
         elif report.when == "???" and report.nodeid in self.running:
@@ -180,7 +221,12 @@ class Controller:
         # through shouldstop.
         cut = session.shouldstop or (session.shouldfail and len(self.finished_items) < session.testscollected)
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not cut
+        if not complete and self.running and not self.stopped_for:
+            # Stopped (Ctrl-C, SIGTERM) before any run finished: the folder still says so, and how to resume.
+            self.campaign.ensure_folder()
         self.campaign.notes = self.notes()
+        if not complete and self.campaign.path is not None:
+            self.campaign.notes.append(resume_note(self.campaign.path, len(self.running)))
         self.campaign.budget_skipped = self.budget_skipped
         self.campaign.pacing.add(scheduler.pacing_news(session.config))  # this process's last news
         if self.campaign.path is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from .run import scripted
-from .run.agent import run_agent
+from .run.agent import run_bounded
 from .campaign.budget import skip_message
 from .run.limits import Limits
 from .run.models import ModelEntry
@@ -59,8 +59,10 @@ class Agent:
             self._script = self.session.script(self.spec, self.case, self.entry, self.instance)
         return self._script
 
-    def execute(self, should_stop: Callable[[], bool] | None = None) -> RunResult:
-        """The agent loop, once, in this thread or a pool's; its cost goes to the ledger at once."""
+    def execute(self, should_stop: Callable[[], bool] | None = None,
+                poll: Callable[[], None] | None = None) -> RunResult:
+        """The agent loop, once, in this thread or a pool's, bounded from outside by the run's
+        ``max_seconds`` (``run_bounded``); its cost goes to the ledger at once."""
         key = None
         metadata = {"agentic_task": self.spec.id, "agentic_run": self.case.run}
         script = self.script()
@@ -68,7 +70,7 @@ class Agent:
             key = scripted.register(script)
             metadata[scripted.METADATA_KEY] = key
         try:
-            result = run_agent(
+            result = run_bounded(
                 entry=self.entry,
                 api_base=self.session.api_base(self.entry),
                 prompt=self.instance.prompt,
@@ -79,6 +81,7 @@ class Agent:
                 metadata=metadata,
                 faults={k: list(v) for k, v in self.instance.tool_faults.items()},
                 should_stop=should_stop,
+                poll=poll,
             )
         finally:
             if key:

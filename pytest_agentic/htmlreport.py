@@ -33,7 +33,7 @@ class HtmlRows:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
-        record = getattr(report, outcome.RECORD_ATTR, None)
+        record = outcome.record_of(report)
         if record is None or self.campaign.path is None:
             cells.extend('<td class="col-agentic"></td>' for _ in HEADERS)
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from . import internals
 from .run.records import FailureMode
 
 BUILTIN_TASKS = {
@@ -41,7 +42,7 @@ def check_expression(config: pytest.Config, items: list[pytest.Item]) -> None:
     import re
 
     expr = config.option.markexpr
-    if not expr or not config.option.strict_markers or hasattr(config, "workerinput"):
+    if not expr or not config.option.strict_markers or internals.is_worker(config):
         # xdist workers collect but cannot stop the session cleanly; the plain session checks.
         return
     known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}

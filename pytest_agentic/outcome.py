@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict, cast
 
 import pytest
 
+from . import internals
 from .campaign.failureblock import block_lines, headline
 from .campaign.untrusted import printable
 from .run import answerlines, sandbox
 from .run.failures import classify, tags
 from .fixture import CONTEXT_KEY, RESULT_KEY
-from .run.records import FailureMode, RunRecord, RunResult
+from .run.records import FailureMode, RunRecord, RunResult, ToolCallLog, Transcript
+from .run.sandbox import SandboxInfo
 
 #: Attribute names under which the record and transcript ride on the call report.
 RECORD_ATTR = "agentic_record"
@@ -21,6 +24,21 @@ TRANSCRIPT_ATTR = "agentic_transcript"
 STARTED_ATTR = "agentic_started"
 #: Attribute under which an agent test's setup and call reports say how many runs their process has in flight.
 IN_FLIGHT_ATTR = "agentic_in_flight"
+
+
+def record_of(report: pytest.TestReport) -> RunRecord | None:
+    """The run record a call report carries (a plain dict, as xdist copied it), or None."""
+    return cast("RunRecord | None", getattr(report, RECORD_ATTR, None))
+
+
+def transcript_of(report: pytest.TestReport) -> Transcript:
+    """The transcript a call report carries (a plain dict, as xdist copied it); empty when it has none."""
+    return cast(Transcript, getattr(report, TRANSCRIPT_ATTR, None) or {})
+
+
+def started_of(report: pytest.TestReport) -> StartedRun | None:
+    """The run a setup report announces (:func:`started`), or None."""
+    return cast("StartedRun | None", getattr(report, STARTED_ATTR, None))
 
 
 def safe_name(text: str) -> str:
@@ -39,44 +57,58 @@ def _reason(report: pytest.TestReport) -> str | None:
     return text.strip().splitlines()[0][:500] if text and text.strip() else None
 
 
-#: The fields that identify a run, fixed before it starts.
-_IDENTITY = ("task", "task_name", "model", "run", "seed", "nodeid", "transcript")
-_IDENTITY_KEY = pytest.StashKey[dict[str, Any]]()
+class StartedRun(TypedDict):
+    """What identifies a run, fixed before it starts (rides on its setup report as a plain dict)."""
+
+    task: str
+    task_name: str
+    model: str
+    run: int
+    seed: int
+    nodeid: str
+    task_hash: str | None
+    transcript: str
+    sandbox: SandboxInfo | None
 
 
-def started(item: pytest.Item) -> dict[str, Any] | None:
+_IDENTITY_KEY = pytest.StashKey[StartedRun]()
+
+
+def started(item: pytest.Item) -> StartedRun | None:
     """What identifies an agent test's run (sent with its setup report, reused by its record)."""
     agent = item.stash.get(CONTEXT_KEY, None)
     if agent is None:
         return None
     if _IDENTITY_KEY not in item.stash:
-        item.stash[_IDENTITY_KEY] = {
-            "task": agent.spec.id, "task_name": agent.spec.name, "model": agent.case.model,
-            "run": agent.case.run, "seed": agent.session.seed, "nodeid": item.nodeid,
-            "task_hash": agent.instance.content_hash(),
-            "transcript": transcript_path(agent.case.model, agent.spec.id, agent.case.run),
-            "sandbox": sandbox.current().info() if agent.spec.runs_model_code else None,
-        }
+        item.stash[_IDENTITY_KEY] = StartedRun(
+            task=agent.spec.id, task_name=agent.spec.name, model=agent.case.model,
+            run=agent.case.run, seed=agent.session.seed, nodeid=item.nodeid,
+            task_hash=agent.instance.content_hash(),
+            transcript=transcript_path(agent.case.model, agent.spec.id, agent.case.run),
+            sandbox=sandbox.current().info() if agent.spec.runs_model_code else None,
+        )
     return item.stash[_IDENTITY_KEY]
 
 
-def lost(started_run: dict[str, Any], cause: str) -> tuple[RunRecord, dict[str, Any]]:
+def lost(started_run: StartedRun, cause: str) -> tuple[RunRecord, Transcript]:
     """The record of a run whose process died before it could report: an infra error, kept."""
     record = RunRecord(
-        **{k: started_run[k] for k in _IDENTITY},
+        task=started_run["task"], task_name=started_run["task_name"], model=started_run["model"],
+        run=started_run["run"], seed=started_run["seed"], nodeid=started_run["nodeid"],
+        transcript=started_run["transcript"], task_hash=started_run["task_hash"],
+        sandbox=started_run["sandbox"],
         passed=False, failure_mode=FailureMode.INFRA_ERROR.value, tags={"lost": True}, tool_calls=0, turns=0,
         prompt_tokens=0, completion_tokens=0, cost_usd=None, latency_s=0.0, stop_reason="infra_error",
         infra_cause=cause, reason=cause,
     )
-    record["task_hash"] = started_run.get("task_hash")  # type: ignore[typeddict-unknown-key]
-    record["sandbox"] = started_run.get("sandbox")
-    transcript = {**started_run, "messages": [], "tool_calls": [], "final_answer": None,
-                  "stop_reason": "infra_error", "passed": False, "failure_mode": record["failure_mode"],
-                  "reason": cause}
+    transcript = Transcript(
+        **started_run, messages=[], tool_calls=[], final_answer=None, stop_reason="infra_error", passed=False,
+        failure_mode=record["failure_mode"], reason=cause, server_refusal=None,
+    )
     return record, transcript
 
 
-def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict[str, Any]] | None:
+def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, Transcript] | None:
     """The record and transcript of an agent test's report, or None for other tests."""
     agent = item.stash.get(CONTEXT_KEY, None)
     if agent is None:
@@ -101,7 +133,9 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
     identity = started(item)
     assert identity is not None
     record = RunRecord(
-        **{k: identity[k] for k in _IDENTITY},
+        task=identity["task"], task_name=identity["task_name"], model=identity["model"], run=identity["run"],
+        seed=identity["seed"], nodeid=identity["nodeid"], transcript=identity["transcript"],
+        task_hash=identity["task_hash"], sandbox=identity["sandbox"],
         passed=passed,
         failure_mode=mode.value if mode else None,
         tags=run_tags,
@@ -115,24 +149,22 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, dict
         infra_cause=result.infra_error,
         reason=reason,
     )
-    record["task_hash"] = identity["task_hash"]  # type: ignore[typeddict-unknown-key]
-    record["sandbox"] = identity["sandbox"]
-    transcript = {
-        "task": agent.spec.id,
-        "model": agent.case.model,
-        "litellm_model": agent.entry.model,
-        "run": agent.case.run,
-        "seed": agent.session.seed,
-        "nodeid": item.nodeid,
-        "messages": result.messages,
-        "tool_calls": [dict(c) for c in result.tool_calls],
-        "final_answer": result.final_answer,
-        "stop_reason": result.stop_reason,
-        "server_refusal": result.server_refusal,
-        "passed": passed,
-        "failure_mode": record["failure_mode"],
-        "reason": reason,
-    }
+    transcript = Transcript(
+        task=agent.spec.id,
+        model=agent.case.model,
+        litellm_model=agent.entry.model,
+        run=agent.case.run,
+        seed=agent.session.seed,
+        nodeid=item.nodeid,
+        messages=result.messages,
+        tool_calls=[ToolCallLog(**c) for c in result.tool_calls],
+        final_answer=result.final_answer,
+        stop_reason=result.stop_reason,
+        server_refusal=result.server_refusal,
+        passed=passed,
+        failure_mode=record["failure_mode"],
+        reason=reason,
+    )
     return record, transcript
 
 
@@ -172,23 +204,20 @@ def _scrub(value: Any, depth: int) -> Any:
         return [_scrub(v, depth + 1) for v in value]
     if isinstance(value, tuple):
         return tuple(_scrub(v, depth + 1) for v in value)
-    if type(value).__module__.startswith("_pytest.") and hasattr(value, "__dict__"):
+    if internals.is_pytest_object(value):
         for name, attr in list(vars(value).items()):
             setattr(value, name, _scrub(attr, depth + 1))
     return value
 
 
-def make_concise(report: pytest.TestReport, record: RunRecord, transcript: dict[str, Any], transcript_file: str,
+def make_concise(report: pytest.TestReport, record: RunRecord, transcript: Mapping[str, Any], transcript_file: str,
                  report_link: str) -> None:
     """Put a failed run's block (``campaign.failureblock``) in place of pytest's traceback of the checker.
 
     It stays a traceback-shaped representation with a crash line, so pytest's short summary,
     ``--tb=line`` and JUnit's failure message show the run's one-line headline.
     """
-    from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
-
     crash = getattr(report.longrepr, "reprcrash", None)
     path, lineno = (crash.path, crash.lineno) if crash is not None else (report.location[0], (report.location[1] or 0) + 1)
     lines = block_lines(record, transcript, transcript_file, report_link)
-    report.longrepr = ReprExceptionInfo(reprtraceback=ReprTracebackNative([line + "\n" for line in lines]),
-                                        reprcrash=ReprFileLocation(path, lineno, headline(record)))
+    report.longrepr = internals.failure_repr(lines, path, lineno, headline(record))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,13 @@ from . import scheduler, selection
 from .campaign import modecache
 from .controller import Controller
 from .fixture import Agent, make_agent
-from .session import SESSION_KEY, AgenticSession, Case
+from .session import SESSION_KEY, AgenticSession, Case, restore_sigterm, sigterm_as_interrupt
 from .run import llm
 from .run.task import task_spec_of
 from .validate import validate_instance
+
+
+SIGTERM_KEY = pytest.StashKey[object]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,9 +29,14 @@ def pytest_configure(config: pytest.Config) -> None:
     markers.register(config)
     session = AgenticSession(config)
     config.stash[SESSION_KEY] = session
+    config.stash[SIGTERM_KEY] = sigterm_as_interrupt()
     if not session.is_worker:
         options.check_rootdir(config)
         config.pluginmanager.register(Controller(session), "agentic-controller")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    restore_sigterm(config.stash.get(SIGTERM_KEY, None))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -79,7 +88,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtestloop(session: pytest.Session):  # type: ignore[no-untyped-def]
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     llm.wait_for_preload()
     prefetcher = scheduler.start(session)
     try:
@@ -96,7 +105,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     session = item.config.stash[SESSION_KEY]
     if report.when == "setup" and report.passed:

@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 
+from . import internals
 from .fixture import Agent, spent_message
 from .run import limiter
 from .run.pool import RunPool
@@ -75,7 +76,7 @@ def pacing_news(config: pytest.Config) -> dict[str, Any] | None:
     news = limiter.drain_all()
     if not news:
         return None
-    return {"worker": getattr(config, "workerinput", {}).get("workerid"), "models": news}
+    return {"worker": internals.worker_input(config).get("workerid"), "models": news}
 
 
 class Prefetcher:
@@ -92,10 +93,9 @@ class Prefetcher:
         self._started: dict[str, threading.Event] = {}
         self._seen: set[str] = set()
         self._index = {item.nodeid: i for i, item in enumerate(self.items)}
-        self._worker = next((p for p in self.config.pluginmanager.get_plugins()
-                             if type(p).__name__ == "WorkerInteractor"), None)
+        self._queue = internals.worker_queue(self.config)
         self._worksteal = getattr(self.config.option, "dist", None) == "worksteal"
-        self._factory = getattr(self.config, "_tmp_path_factory", None)
+        self._factory = internals.tmp_path_factory(self.config)
         self._current: tuple[pytest.Item, pytest.Item | None] | None = None
         _ = session.secrets  # read the environment once, here, not from the pool's threads
 
@@ -106,12 +106,12 @@ class Prefetcher:
 
     # -- which items come next --------------------------------------------------
     def upcoming(self, item: pytest.Item, nextitem: pytest.Item | None) -> list[pytest.Item]:
-        if self._worker is None:
+        if self._queue is None:
             start = self._index.get(item.nodeid, len(self.items))
             return self.items[start:start + self.window + 1]
         ahead = [nextitem] if nextitem is not None else []
         if not self._worksteal:
-            with self._worker.torun.lock() as queue:
+            with self._queue.lock() as queue:
                 ahead += [self.items[i] for i in list(queue)[: self.window] if isinstance(i, int)]
         return [item, *ahead][: self.window + 1]
 
@@ -150,7 +150,9 @@ class Prefetcher:
 
     def submit(self, item: pytest.Item) -> None:
         spec = task_spec_of(item)
-        case = item.callspec.params["agentic_case"]  # type: ignore[attr-defined]
+        case = internals.callspec_params(item).get("agentic_case")
+        if spec is None or case is None:
+            return  # not an agent test (``eligible`` keeps those out)
         try:
             agent = Agent(self.session, item, spec, case, self.workspace_root(item))
             agent.script()

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from . import internals
 from .campaign.resume import Key
 from .run.task import task_spec_of
 from .session import Case
@@ -14,8 +15,7 @@ from .session import Case
 
 def case_of(item: pytest.Item) -> Case | None:
     """The (model, run) an agent test was parametrized with, or None."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    case = params.get("agentic_case")
+    case = internals.callspec_params(item).get("agentic_case")
     return case if isinstance(case, Case) else None
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import options
+from . import internals, options
 from .campaign.budget import Ledger
 from .run import sandbox
 from .run.models import ModelEntry, ModelsFileError, Registry, load_registry
@@ -19,6 +21,30 @@ from .run.task import CANONICAL_SEED, Solution, TaskInstance, TaskSpec
 SESSION_KEY = pytest.StashKey["AgenticSession"]()
 #: The key of an xdist worker's output that carries why the session cannot run (no sandbox).
 SANDBOX_ERROR = "agentic_sandbox_error"
+
+
+def sigterm_as_interrupt() -> object | None:
+    """SIGTERM (a CI or Slurm time limit, ``kill``) handled like Ctrl-C: pytest stops at once, and the
+    controller writes what finished, marked incomplete, with how to resume. Installed in every process
+    (controller and xdist workers) whose SIGTERM still has Python's default; returns the handler
+    to put back (None when nothing was installed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None  # someone else's handler: left as it is
+    signal.signal(signal.SIGTERM, _interrupt)
+    return signal.SIG_DFL
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def restore_sigterm(previous: object | None) -> None:
+    if previous is not None and threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGTERM) is _interrupt:
+            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -32,7 +58,7 @@ class Case:
 class AgenticSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.is_worker = hasattr(config, "workerinput")
+        self.is_worker = internals.is_worker(config)
         self.model_names: list[str] = options.option(config, options.MODEL)
         runs = options.option(config, options.RUNS)
         # The ini value is held to what --runs accepts: one run at least.
@@ -44,8 +70,9 @@ class AgenticSession:
         self.concurrency: int | None = (concurrency if concurrency is not None
                                         else options.optional_whole_number_ini(config, "agentic_concurrency", 1))
         #: How model-written code is contained (``--agentic-sandbox``); set for this process's tools and checkers.
-        self.sandbox_choice: str = options.sandbox_choice(config)
-        sandbox.configure(self.sandbox_choice)  # type: ignore[arg-type]
+        choice = options.sandbox_choice(config)  # one of sandbox.CHOICES (checked there)
+        self.sandbox_choice: sandbox.SandboxChoice = next(c for c in sandbox.CHOICES if c == choice)
+        sandbox.configure(self.sandbox_choice)
         #: (K, N) under ``--agentic-shard K/N``.
         self.shard: tuple[int, int] | None = options.option(config, options.SHARD)
         #: The runs started ahead of their tests (``scheduler.Prefetcher``), set in the process running items.
@@ -57,7 +84,7 @@ class AgenticSession:
         out = options.option(config, options.OUT)
         self.out_dir = Path(out) if out else config.rootpath / "agentic-results"
         # xdist workers use the controller's paths, whatever rootdir they worked out themselves.
-        paths = getattr(config, "workerinput", {}).get("agentic_paths")
+        paths = internals.worker_input(config).get("agentic_paths")
         if paths:
             self.models_path, self.out_dir = Path(paths["models"]), Path(paths["out"])
         self._registry: Registry | None = None
@@ -68,11 +95,11 @@ class AgenticSession:
         self.resume_dir: Path | None = Path(resume) if resume else None
         self._resume_done: set[tuple[str, str, int]] | None = None
         self.budget: float | None = options.option(config, options.BUDGET)
-        ledger = getattr(config, "workerinput", {}).get("agentic_ledger")
+        ledger = internals.worker_input(config).get("agentic_ledger")
         #: Set by the controller (or from workerinput) when a budget is given.
         self.ledger: Ledger | None = Ledger(Path(ledger)) if ledger else None
         #: Endpoint per model entry, for entries served by a local server.
-        self.api_bases: dict[str, str] = dict(getattr(config, "workerinput", {}).get("agentic_api_bases", {}))
+        self.api_bases: dict[str, str] = dict(internals.worker_input(config).get("agentic_api_bases", {}))
         #: Under --agentic-rescore: the stored campaign whose runs are replayed instead of calling a model.
         self.replay: Replay | None = None
         rescore = options.option(config, options.RESCORE)
@@ -160,7 +187,7 @@ class AgenticSession:
             message = f"{', '.join(needing)}: {exc}"
             if not self.is_worker:
                 raise pytest.UsageError(message) from None
-            self.config.workeroutput[SANDBOX_ERROR] = message  # type: ignore[attr-defined]
+            internals.set_worker_output(self.config, SANDBOX_ERROR, message)
             session.items.clear()
 
     def sandbox_info(self) -> dict[str, Any]:

@@ -36,9 +36,10 @@ from typing import Any, Literal
 
 import pytest
 
-from . import options, outcome
+from . import internals, options, outcome
 from .campaign.progress import Progress
 from .campaign.writer import Campaign
+from .run.records import RunRecord
 from .session import AgenticSession
 
 #: A plain progress line is written every this many runs done, or after this many seconds.
@@ -175,13 +176,13 @@ class TerminalView:
     def verbosity(self) -> int:
         return int(self.config.getoption("verbose", 0) or 0)  # the option is pytest's terminal plugin's
 
-    def make_concise(self, report: pytest.TestReport, record: dict[str, Any]) -> None:
+    def make_concise(self, report: pytest.TestReport, record: RunRecord) -> None:
         from .report.views import run_id
 
         folder = self.campaign.ensure_folder()
         folder = folder.resolve()
         page = (folder / "report.html").as_uri()
-        transcript = getattr(report, outcome.TRANSCRIPT_ATTR, None) or {}
+        transcript = outcome.transcript_of(report)
         outcome.make_concise(report, record, transcript, str(folder / record["transcript"]),
                              f"{page}#{run_id(record['task'], record['run'], record['model'])}")
 
@@ -189,7 +190,7 @@ class TerminalView:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Iterator[None]:
         # Before every other reporter (JUnit reads the failure as the report arrives), after them the redraw.
-        record = getattr(report, outcome.RECORD_ATTR, None)
+        record = outcome.record_of(report)
         if record is not None and report.failed and not self.full_traceback():
             self.make_concise(report, record)
         self.count(report, record)
@@ -198,13 +199,12 @@ class TerminalView:
         finally:
             self.refresh(judged=record is not None)
 
-    def count(self, report: pytest.TestReport, record: dict[str, Any] | None) -> None:
-        gateway = getattr(getattr(report, "node", None), "gateway", None)
-        process = getattr(gateway, "id", "main")
+    def count(self, report: pytest.TestReport, record: RunRecord | None) -> None:
+        process = internals.report_process(report)
         in_flight = getattr(report, outcome.IN_FLIGHT_ATTR, None)
         if in_flight is not None:
             self.progress.in_flight_by[process] = int(in_flight)
-        if getattr(report, outcome.STARTED_ATTR, None) is not None:
+        if outcome.started_of(report) is not None:
             self.running.add(report.nodeid)
             self.progress.begin()
         elif record is not None:
@@ -279,10 +279,10 @@ class TerminalView:
         self.reporter = reporter
         self.progress.started_at = time.monotonic()
         self._tw = self.config.get_terminal_writer()
-        fd = _terminal_fd(getattr(self._tw, "_file", None))
+        fd = _terminal_fd(internals.terminal_file(self._tw))
         if fd is not None:
-            self.sink = _Sink(self._tw._file, fd, self._tw.fullwidth)
-            self._tw._file = self.sink
+            self.sink = _Sink(internals.terminal_file(self._tw), fd, self._tw.fullwidth)
+            internals.set_terminal_file(self._tw, self.sink)
             if self.config.getoption("capture", "fd") != "no":
                 self._ticker = threading.Thread(target=self._tick, name="agentic-progress", daemon=True)
                 self._ticker.start()
@@ -342,6 +342,6 @@ class TerminalView:
         self.mode = None
         if self.sink is not None:
             self.sink.clear()
-            self._tw._file = self.sink.file
+            internals.set_terminal_file(self._tw, self.sink.file)
             os.close(self.sink.fd)
             self.sink = None

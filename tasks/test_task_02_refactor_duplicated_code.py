@@ -7,20 +7,37 @@ skips zero amounts), so a helper that only covers the obvious differences
 changes behaviour. The checker judges the outcome on the code: the three
 functions keep their names and their outputs on held-out inputs (called in the
 sandbox, the outputs compared here), all three delegate to one shared helper defined in the
-workspace, each is now a fraction of its former size, and no two function
-bodies left in the workspace are structurally identical. The tests must be
-left unchanged.
+workspace, each is now a fraction of its former size, and no two blocks of the
+whole workspace keep one shape (revision 4; see :func:`_copies`). The tests must
+be left unchanged.
+
+The copy rule judges the module, not its surface: every block of every module of the
+workspace (functions, nested functions, lambdas, loops, comprehensions, and the statement
+lists of every branch: ``if``/``else``, ``match`` cases, ``with``, ``try``), and of the code
+that its string constants hold (what an ``exec`` would run), is reduced to its shape, the
+kinds of its syntax nodes in order with every name, attribute and constant alike; two blocks,
+neither inside the other and each at least as large as the thin bar (half an original
+function), whose shapes agree at 80% or more (:class:`difflib.SequenceMatcher`) are two
+copies of one body. A dispatcher over per-kind copies, the odd body beside one shared plain
+body, or copies behind a dict of callables all fail; the three thin delegates, alike by
+design, are below the bar. Written by hand on the standard library's :mod:`ast` and
+:mod:`difflib`: pylint's similarity checker compares runs of source lines (a renamed copy in a
+branch escapes it), and the AST-based clone detectors on PyPI (clonedigger, pycode-similar) are
+unmaintained since 2010 and 2020 and compare whole functions, not branches nor code in strings.
 
 Answer contract (all of it in the prompt): same names and outputs; one shared
 helper (any name, signature or place in the workspace, a function, a class or
 functools.partial) that all three use; each of the three a thin delegate; no
-copy of the duplicated body left; the tests unchanged; a non-empty summary.
+copy of the duplicated body left anywhere in the workspace; the tests unchanged; a non-empty summary.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 import random
+import re
+import textwrap
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
 from pytest_agentic.run import probe
@@ -193,7 +210,9 @@ def build(seed: int) -> TaskInstance:
     prompt = (
         f"`{module}.py` holds three near-identical functions: {', '.join(f'`{n}`' for n in names)}. "
         "Refactor them: move the duplicated logic into one shared helper that all three use, so that each of "
-        "the three only delegates to it and no copy of the duplicated body is left. "
+        "the three only delegates to it and no copy of the duplicated body is left anywhere in the workspace "
+        "(the whole workspace is judged: two copies in the branches of one helper, in nested functions, "
+        "lambdas, strings or another module are still copies). "
         "Other code imports these three functions, so keep their names and arguments, and keep their "
         "behaviour exactly as it is now for every input. Do not change the tests. Run the tests when you "
         "are done, then reply with a short summary of the refactoring."
@@ -252,22 +271,103 @@ def _size(node: ast.AST) -> int:
     return sum(1 for _ in ast.walk(node))
 
 
-def _shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    """The structure of a function: names, arguments and constants blanked out."""
-    body = [s for s in fn.body
-            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
-    tree = ast.Module(body=body, type_ignores=[])
-    tree = ast.parse(ast.unparse(tree))  # a copy
+#: The blocks of code the copy rule compares: functions, lambdas, loops and comprehensions, and (as
+#: statement lists) every branch: the bodies of ``if``, ``else``, ``with``, ``try``, ``except``, ``case``.
+_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.For, ast.AsyncFor, ast.While,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: Two blocks whose shapes agree this much (difflib's ratio of their node sequences) are copies. Measured
+#: at seeds 0-11 (every quirk): the moved copies of tests/moved_copies.py agree at 0.86 or more; the
+#: correct refactors of the corpora (reference and ~30 others, seeds 0-15) hold no two disjoint blocks
+#: above the thin bar at all.
+_ALIKE = 0.8
+#: How many blocks and strings a workspace may hold before the rule stops comparing (a hostile workspace).
+_MAX_BLOCKS = 200
+#: How much comparing a workspace may cost (the sum of the products of the lengths of the shapes compared in
+#: full, about 3 million a second here): a correct refactor costs a few thousand; a workspace of hundreds of
+#: near-alike blocks fails rather than stall the checker.
+_BUDGET = 15_000_000
+
+
+def _shape(nodes: list[ast.AST]) -> list[str]:
+    """The structure of a block, names normalised: its nodes in pre-order, each as its kind only (names,
+    arguments, attributes and constants all alike), docstrings and load/store contexts left out."""
+    out: list[str] = []
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.expr_context) or (
+                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            continue
+        out.append(type(node).__name__)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return out
+
+
+def _code_in_strings(tree: ast.AST) -> list[tuple[int, ast.Module]]:
+    """The string constants of ``tree`` that hold Python statements (code kept for ``exec``), parsed; a
+    ``str.format`` or ``%`` template is read with its placeholders as names."""
+    out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            node.id = "_"
-        elif isinstance(node, ast.arg):
-            node.arg = "_"
-        elif isinstance(node, ast.Constant):
-            node.value = type(node.value).__name__
-        elif isinstance(node, ast.Attribute):
-            node.attr = "_" if not node.attr.startswith("__") else node.attr
-    return ast.dump(tree, annotate_fields=False)
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value):
+            continue
+        text = textwrap.dedent(node.value)
+        for attempt in (text, re.sub(r"\{(\w*)[^{}]*\}", lambda m: m[1] or "_", text.replace("{{", "(").replace("}}", ")")),
+                        re.sub(r"%\(?\w*\)?[sdrf]", "_", text)):
+            try:
+                sub = ast.parse(attempt)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            if any(not isinstance(s, ast.Expr) for s in sub.body):
+                out.append((node.lineno, sub))
+            break
+    return out
+
+
+def _blocks(trees: dict[str, ast.Module], least: int) -> list[tuple[str, list[ast.AST], set[int]]]:
+    """Every block of at least ``least`` syntax nodes, in the files and in the code their strings hold:
+    (where, its nodes, the ids of every node inside it)."""
+    sources: list[tuple[str, ast.Module]] = []
+    pending = list(trees.items())
+    while pending and len(sources) < _MAX_BLOCKS:
+        where, tree = pending.pop(0)
+        sources.append((where, tree))
+        pending += [(f"{where}: the code in the string at line {line}", sub) for line, sub in _code_in_strings(tree)]
+    out = []
+    for where, tree in sources:
+        for node in ast.walk(tree):
+            groups = [[node]] if isinstance(node, _BLOCKS) else [] if isinstance(node, (ast.Module, ast.ClassDef)) else [
+                getattr(node, field) for field in ("body", "orelse", "finalbody")
+                if isinstance(getattr(node, field, None), list)]
+            for group in groups:
+                if group and sum(_size(n) for n in group) >= least:
+                    name = (getattr(node, "name", None) if group[0] is node else None) or (
+                        f"{type(node).__name__.lower()} at line {node.lineno}" if group[0] is node
+                        else f"the branch at line {group[0].lineno}")
+                    out.append((f"{where}:{name}", group, {id(n) for g in group for n in ast.walk(g)}))
+                    if len(out) > _MAX_BLOCKS:
+                        raise AssertionError(f"the workspace holds more than {_MAX_BLOCKS} blocks of code to compare")
+    return out
+
+
+def _copies(trees: dict[str, ast.Module], least: int) -> tuple[str, str, float] | None:
+    """Two blocks of the workspace, neither inside the other, that keep one shape once names are
+    normalised (see :data:`_ALIKE`), or None."""
+    blocks = [(where, _shape(nodes), inside, nodes) for where, nodes, inside in _blocks(trees, least)]
+    spent = 0
+    for i, (where_a, shape_a, inside_a, nodes_a) in enumerate(blocks):
+        for where_b, shape_b, inside_b, nodes_b in blocks[i + 1:]:
+            if any(id(n) in inside_a for n in nodes_b) or any(id(n) in inside_b for n in nodes_a):
+                continue
+            matcher = difflib.SequenceMatcher(None, shape_a, shape_b, autojunk=False)
+            if matcher.real_quick_ratio() < _ALIKE or matcher.quick_ratio() < _ALIKE:
+                continue
+            spent += len(shape_a) * len(shape_b)
+            if spent > _BUDGET:
+                raise AssertionError("the workspace holds too many blocks of code alike in their parts to compare "
+                                     f"(more than {_BUDGET:,} steps)")
+            if (ratio := matcher.ratio()) >= _ALIKE:
+                return where_a, where_b, ratio
+    return None
 
 
 def _referenced(node: ast.AST) -> set[str]:
@@ -309,7 +409,6 @@ def check(instance: TaskInstance, run: RunResult) -> None:
 
     # what is defined where
     defined: set[str] = set()
-    functions: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
     for path, tree in trees.items():
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -318,8 +417,6 @@ def check(instance: TaskInstance, run: RunResult) -> None:
                 defined.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
             elif isinstance(node, ast.Assign):
                 defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        functions += [(f"{path}:{n.name}", n) for n in ast.walk(tree)
-                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     # "from report_core import build_report as _build": the alias names a helper of the workspace too
     defined |= {a.asname for tree in trees.values() for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                 for a in n.names if a.asname and a.name in defined - set(exp["functions"])}
@@ -349,16 +446,14 @@ def check(instance: TaskInstance, run: RunResult) -> None:
             + (f" ({', '.join(lonely)} uses no helper of the workspace)" if lonely else
                f" (each uses its own: {', '.join(f'{n}: {sorted(uses[n] & defined)}' for n in exp['functions'])})"))
 
-    # no two remaining function bodies are structurally the same; delegates as thin as the three must
-    # be may be alike (typed, keyword-argument delegates of the two plain functions are)
-    shapes: dict[str, str] = {}
+    # no two blocks anywhere in the workspace (functions, branches, loops, nested functions, lambdas,
+    # code in strings, other modules) keep one shape: a copy moved into a branch is still a copy. Blocks as
+    # thin as the three must be may be alike (typed, keyword-argument delegates of the two plain functions are).
     thin = max(25, min(_size(originals[name]) // 2 for name in exp["functions"]) + 1)
-    for where, fn in functions:
-        if _size(fn) < thin:
-            continue
-        shape = _shape(fn)
-        assert shape not in shapes, f"{shapes[shape]} and {where} are still structurally identical copies"
-        shapes[shape] = where
+    pair = _copies(trees, thin)
+    assert pair is None, (
+        f"{pair[0]} and {pair[1]} keep the shape of one body ({pair[2]:.0%} alike once names are normalised): "
+        "the duplicated body is still there twice")
     assert run.final_answer and run.final_answer.strip(), "no summary was given"
 
 

@@ -8,12 +8,13 @@ change; its consequences (warnings, then errors) follow it, and a harmless
 reload sits between the cause and the first error, so neither "grep ERROR"
 nor "the last change before the first error" finds it.
 
-Answer contract (revision 3, in the prompt): the reply ends with the line
-``ANSWER: <event id>``, and only that line is judged (``pytest_agentic.run.answerlines``):
-it must hold the root-cause event's id (in any case, or as ``id=<id>``) and no other id.
-The rest of the reply is free: the one-sentence why, other ids named to rule them out,
-quoted log lines. Two ``ANSWER:`` lines that disagree, or one that offers two ids, is a
-hedge and fails; no ``ANSWER:`` line fails as ``answer_format``.
+Answer contract (revision 4, in the prompt): the reply ends with the line
+``ANSWER: <event id>``, and only that line is judged (``pytest_agentic.run.answerlines``, its
+form and hedge rules): it must hold the root-cause event's id (in any case, or as ``id=<id>``)
+and no other id, in its value or its note, whatever the words. The rest of the reply is free:
+the one-sentence why, other ids named to rule them out, quoted log lines. Two ``ANSWER:`` lines
+that disagree, or one that names two ids, is a hedge and fails; no ``ANSWER:`` line fails as
+``answer_format``.
 """
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ def build(seed: int) -> TaskInstance:
         f"Its log is in `{path}`. Exactly one entry in that log is the root cause of the incident; the other "
         "entries are routine noise or consequences of it. Find the root-cause entry and reply with its event id "
         "(the `id=` field) and one sentence on why it caused the failures. End your reply with the line "
-        "`ANSWER: <event id>`, naming only that one event id."
+        "`ANSWER: <event id>`, naming only that one event id (no other id on that line, not even in a note)."
     )
     answer = (f"The root cause is event id={target}: {sc['key']} was changed from {sc['old']} to {sc['new']}; "
               f"{sc['why']}.\n\nANSWER: {target}")

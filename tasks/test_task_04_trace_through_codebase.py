@@ -9,20 +9,24 @@ after defining it. The checker accepts the returned value (integer cents) and
 the function that computes it (module and function); it rejects one of the
 other same-named functions and the value another function would return.
 
-Answer contract (revision 3, in the prompt): the reply ends with the lines
+Answer contract (revision 4, in the prompt): the reply ends with the lines
 ``VALUE: <integer cents>`` and ``FUNCTION: <path/to/module.py:function>``, and only those
-lines are judged (``pytest_agentic.run.answerlines``): the value (``1,790`` and ``1790 cents``
-read as 1790) must be what the call returns, the function the one that computes it (also
-read when written ``pkg/shipping/banded.py::fee``, ``pkg.shipping.banded.fee`` or with
-backslashes). The rest of the reply is free: other functions and values named to rule them
-out, the tariff tables quoted. Lines that disagree, or one that offers two values or two
-functions, is a hedge and fails; a missing line fails as ``answer_format``.
+lines are judged (``pytest_agentic.run.answerlines``, its form and hedge rules): the value
+(``1,790`` and ``1790 cents`` read as 1790) must be what the call returns, the function the one
+that computes it (also read when written ``pkg/shipping/banded.py::fee``, ``pkg.shipping.banded.fee``,
+with backslashes or without leading folders). The rest of the reply is free: other functions and
+values named to rule them out, the tariff tables quoted. On the two lines, notes included, a
+second number or a second function is a hedge, whatever the words (``alt. ...``, ``not ...``):
+a function is named there by its module and name in any of those spellings, or by its module's
+file (``standard.py``); a bare name (``via quote()``) names no module and is context. A missing
+line fails as ``answer_format``.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable, Iterable
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
 from pytest_agentic.run import answerlines
@@ -173,7 +177,7 @@ def build(seed: int) -> TaskInstance:
         "return, and which function computes that number? Trace the code; do not guess from names. "
         "Reply with the value (an integer number of cents) and exactly one function, written as "
         "`path/to/module.py:function`. End your reply with the two lines `VALUE: <cents>` and "
-        "`FUNCTION: <path/to/module.py:function>`."
+        "`FUNCTION: <path/to/module.py:function>`; name no other number, function or module on those two lines."
     )
     target_path = f"{pkg}/shipping/{target_mod}.py"
     reads = [ToolCall("fs_read", {"path": p}) for p in (
@@ -243,6 +247,10 @@ def build(seed: int) -> TaskInstance:
 #: A function as ``path/to/module.py:function`` (also ``::``, dots or backslashes for slashes): (module path, name).
 _FUNCTION = re.compile(r"(?<![\w./\\])((?:\.[/\\])?[a-z_][\w]*(?:[/\\.][a-z_]\w*)*?)(\.py)?(?:::?|\.)([a-z_]\w*)"
                        r"(?:\(\))?(?![\w./\\])", re.IGNORECASE)
+#: A module and a function in a looser spelling: ``standard.fee``, ``standard.py::fee``.
+_LOOSE = re.compile(r"\b(\w+)(?:\.py)?(?:::?|\.)(\w+)\b")
+#: A module's file named alone: ``standard.py``, ``pkg/shipping/standard.py``.
+_FILE = re.compile(r"(?<![\w./\\])((?:\.[/\\])?[a-z_]\w*(?:[/\\][a-z_]\w*)*)\.py(?![\w/\\]|:)", re.IGNORECASE)
 
 
 def functions(value: str) -> list[str]:
@@ -255,15 +263,49 @@ def functions(value: str) -> list[str]:
     return out
 
 
+def _resolver(files: Iterable[str]) -> Callable[[str], str]:
+    """The full path of a function named by a path that may leave out leading folders (``shipping/banded.py:fee``
+    is ``shop/shipping/banded.py:fee`` when that file is the only one it can be); else the name as given."""
+    modules = [p.lower() for p in files if p.endswith(".py")]
+
+    def full(function: str) -> str:
+        module, _, name = function.rpartition(":")
+        found = [m for m in modules if m == module or m.endswith("/" + module)]
+        return f"{found[0]}:{name}" if len(found) == 1 else function
+    return full
+
+
+def parsers(instance: TaskInstance) -> tuple[answerlines.Parser, answerlines.Parser]:
+    """What a ``FUNCTION:`` value offers (its functions, full paths) and what a judged line names of functions:
+    those, the package's modules named with a function in a looser spelling (``standard.fee``), and its
+    modules' files named alone (``standard.py``, read as that module's ``fee``)."""
+    full = _resolver(instance.files)
+    stems = {p.rsplit("/", 1)[-1][:-3].lower() for p in instance.files if p.endswith(".py")}
+
+    def candidates(value: str) -> list[str]:
+        return [full(f) for f in functions(value)]
+
+    def mentions(text: str) -> list[str]:
+        text = text.replace("\\", "/")
+        out = candidates(text)
+        out += [full(f"{m[1].lower()}.py:{m[2].lower()}") for m in _LOOSE.finditer(text)
+                if m[1].lower() in stems and m[2].lower() != "py"]
+        out += [full(f"{re.sub(r'^[.]/', '', m[1]).lower()}.py:fee") for m in _FILE.finditer(text)
+                if m[1].rsplit("/", 1)[-1].lower() in stems]
+        return out
+    return candidates, mentions
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept a reply whose ``VALUE:`` and ``FUNCTION:`` lines give the returned value and the one function."""
     exp = instance.expected
-    reply = run.final_answer or ""
-    value = answerlines.integer(reply, "value", "VALUE:")
-    function = answerlines.read(reply, "function", "FUNCTION:", functions)
+    functions_in, named = parsers(instance)
+    value, function = answerlines.sheet(
+        run.final_answer or "",
+        answerlines.Field("value", "VALUE:", answerlines.integers),
+        answerlines.Field("function", "FUNCTION:", functions_in, mentions=named))
     right = f"{exp['package']}/shipping/{exp['module']}.py:fee"
-    # the path may leave out the leading folders: "shipping/banded.py:fee" names the same function
-    assert right == function or right.endswith("/" + function), (
+    assert right == function, (
         f"the FUNCTION: line names {function}, " + (
             "which does not compute this fee" if function.split("/")[-1].split(".")[0] in exp["decoy_modules"]
             else f"not {right}"))

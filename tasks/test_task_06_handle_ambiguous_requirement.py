@@ -15,24 +15,24 @@ A run passes in one of two ways:
 Implementing either reading silently, or stating one and coding the other,
 fails.
 
-Answer contract (revision 3, in the prompt, which names neither reading): the reply ends
-with a labelled line, ``QUESTION: <the question>`` when it asks or ``ASSUMPTION: <the
-assumption implemented>`` when it decides, and only that line is judged
-(``pytest_agentic.run.answerlines``); the rest of the reply, reasoning blocks included, is free.
+Answer contract (revision 4, in the prompt, which names neither reading): the reply ends with
+exactly one labelled line, ``QUESTION: <rule> or <rule>`` when it asks or ``ASSUMPTION: <rule>``
+when it decides, each rule one word of a set the prompt defines for any rounding (:data:`RULES`:
+``nearest``, ``up``, ``down``, ``half-up``, ``half-even``, ``half-down``), and only that line is
+judged (``pytest_agentic.run.answerlines``, its form and hedge rules); the rest of the reply,
+reasoning blocks included, is free. A line's rules are the words of the set on it, note included,
+whatever else it says; ``nearest`` with one ``half-*`` word is that ``half-*`` rule.
 
-- Asking: the code is unchanged and the ``QUESTION:`` line names both readings (in any words
-  the ``_READINGS`` and source tables know: "nearest", "round up", "every started hour",
-  "the tariff", "Priya's rule", ...).
-- Deciding: the module was changed (tests may be added) and the ``ASSUMPTION:`` line's reading
-  is decided by the smallest rule: the readings the line names, not set aside ("rather than
-  the nearest", "not nearest"); if it names one, that one; if both, the one named after its
-  last word of choice ("I went with the tariff: round up"); else none. How exact halves are
-  broken ("nearest, with half-hours rounded up") is part of the nearest reading. The code, run
-  in a sandbox on probe values, must behave exactly as that reading; when the line says how exact
-  halves are broken (half up, half even / banker's, half down), on exact halves too.
-- No line for what was done (an unchanged workspace without ``QUESTION:``, a changed one
-  without ``ASSUMPTION:``) fails as ``answer_format``; a line that names no reading, or a
-  question put while the code was changed, fails as a wrong answer.
+- Asking: the code is unchanged and the ``QUESTION:`` line names the two readings: ``up`` and
+  ``nearest`` (or a ``half-*`` rule), and no other rule.
+- Deciding: the module was changed (tests may be added) and the ``ASSUMPTION:`` line names one
+  rule, ``up`` or ``nearest`` (or a ``half-*`` rule); the code, run in a sandbox on probe values,
+  must behave exactly as that rule (a ``half-*`` rule on exact halves too).
+- A reply with both lines has not decided (the prompt says so): a hedge, and wrong. So is an
+  ``ASSUMPTION:`` line with two rules. No line for what was done (an unchanged workspace without
+  ``QUESTION:``, a changed one without ``ASSUMPTION:``), or a line with no rule word, fails as
+  ``answer_format``; a question put while the code was changed, a question about other rules,
+  or an assumed rule that is neither reading (``down``) fails as a wrong answer.
 """
 
 from __future__ import annotations
@@ -54,116 +54,19 @@ _DOMAINS = [
 _PEOPLE = ["Priya", "Jonas", "Amara", "Luis", "Mei", "Tomasz", "Fatima", "Oskar"]
 _PYTEST_INI = "[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n"
 
-#: The two readings and how a final answer names them (in ``_normalize``d text: lower case, no hyphens
-#: between words). The finance comment's tariff is the round-up reading.
-_READINGS = {
-    "up": [
-        r"\bround(?:s|ed|ing)?\s+(?:(?!nearest\b|half\b|to\b)\w+\s+){0,3}?up(?:wards?)?\b", r"\bupwards?\b",
-        r"\bceil(?:ing|ed|s)?\b", r"math\.ceil", r"\b(?:every|any|each|a)\s+started\b",
-        r"\bstarted\s+(?:minute|hour|gigabyte|kilogram)s?\b", r"\bany\s+partial\b",
-        r"\bpartial\s+\w+\s+(?:is|are|as|counts?)\s+(?:charged|billed|counted|invoiced|a\s+full|full)",
-        r"\b(?:charged|billed|counted|invoiced)\s+(?:in\s+full|as\s+(?:an?\s+|one\s+)?(?:full|whole))",
-        r"\bnext\s+(?:whole|full)\b",
-    ],
-    "nearest": [r"\bnearest\b", r"\bhalf\s+up\b", r"\bhalf\s+even\b", r"\bbanker'?s\b", r"\bround\s*\(",
-                r"\b(?:standard|regular|normal|conventional|ordinary|usual)\s+rounding\b", r"\bclosest\b"],
-}
-#: Pointers to a reading by its source, read only where no reading is named outright ("I followed the
-#: tariff"; but "the tariff comment looks outdated, so I assumed the nearest hour" takes the nearest).
-_BY_SOURCE = {"up": [r"\btariff\b", r"\bfinance(?:'s)?\s+(?:rule|reading|comment|tariff|way|wins|version|interpretation)"],
-              # the request's own words, "rounded to the nearest": "I interpreted the ticket literally"
-              "nearest": [r"\bliteral(?:ly)?\b", r"\bas\s+written\b", r"\bletter\s+of\s+the\s+(?:ticket|spec|request)",
-                          r"\b(?:ticket|spec|request|requirement)(?:'s)?\s+(?:wording|text|exact\s+words)",
-                          r"\bproduct(?:'s)?\s+(?:owner|spec|wording|request|requirement|reading)"]}
-#: Words that say which reading was taken.
-_CUES = re.compile(r"\bassum|\binterpret|\bchose\b|\bchosen\b|\bchoice\b|\bdecided\b|\bdecision\b|"
-                   r"\b(?:went|going|go)\s+(?:with|for)\b|\bopted\b|\bpicked\b|\bsettled\s+on\b|\bresolv|"
-                   r"\bresolution\b|\bi\s+(?:will|'ll)\s+use\b|\bmy\s+reading\b|\bread\s+(?:\S+\s+){1,4}?as\b|"
-                   r"\bimplement\w*|\bfollow(?:s|ed|ing)?\b|\bappl(?:y|ies|ied)\b")
-#: A mention set aside: "rather than rounding to the nearest hour", "not the nearest hour".
-_SET_ASIDE = re.compile(r"(?:\b(?:not|rather\s+than|instead\s+of|never|without|ignor\w*|"
-                        r"unlike|vs\.?|versus)|n't)\s+(?:[^\s;:,.]+\s+){0,6}$")
+#: The rounding rules a judged line may name, one word each, as the prompt defines them.
+RULES = ("nearest", "up", "down", "half-up", "half-even", "half-down")
+_RULE = re.compile(r"(?<![\w-])(half[\s_-]?(?:up|even|down)|nearest|up|down)(?![\w-])", re.IGNORECASE)
+#: The rules that read the ticket's own words: to the nearest unit, exact halves broken either way.
+_NEAREST = {"nearest", "half-up", "half-even", "half-down"}
 
 
-#: How exact halves are broken, a detail of rounding to the nearest unit: "with half-gigabytes (x500 MB)
-#: rounded up", "ties round up", "halves rounded up" read as "half up", not as the round-up reading.
-#: Halves in the plural (or ties, midpoints) only: "even half a gigabyte is rounded up" is round-up talk.
-_TIE_BREAK = re.compile(r"\b(?:halves|ties?|midpoints?|halfway|half\s+way|half\s+[a-z]+s|exact(?:ly)?\s+half)\b"
-                        r"[^.;:!?]{0,40}?\bround(?:s|ed|ing)?\s+up(?:wards?)?\b")
-
-
-#: How a nearest-unit assumption says exact halves are broken; probed on exact halves when it says one.
-_TIES = {"half_up": [r"\bhalf\s+up\b"], "half_even": [r"\bhalf\s+(?:to\s+)?even\b", r"\bbanker'?s\b"],
-         "half_down": [r"\bhalf\s+down\b"]}
-
-
-def _normalize(text: str) -> str:
-    text = text.lower().replace("\u2019", "'").replace("`", " ").replace("*", " ").replace("_", " ")
-    text = re.sub("[\"\u201c\u201d]", " ", text)  # not finance's "every started hour": a quote sets nothing apart
-    text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # "round-up", "nearest-hour", "half-up"
-    text = re.sub(r"\b(i\.e|e\.g|cf|viz)\.", lambda m: m[1].replace(".", ""), text)  # no sentence ends there
-    text = _TIE_BREAK.sub("half up", text)
-    return re.sub(r"[ \t]+", " ", text)
-
-
-def _mentions(text: str, table: dict[str, list[str]] = _READINGS) -> list[tuple[int, str]]:
-    """(position, reading) of every mention of a reading in ``text`` that is not set aside, in order."""
-    found = []
-    for reading, patterns in table.items():
-        for pattern in patterns:
-            found += [(m.start(), reading) for m in re.finditer(pattern, text)
-                      if not _SET_ASIDE.search(text[:m.start()])]
-    return sorted(found)
-
-
-def _taken(text: str, sources: dict[str, list[str]] = _BY_SOURCE) -> list[tuple[int, str]]:
-    """The readings ``text`` names outright, or else those it points at by their source."""
-    return _mentions(text) or _mentions(text, sources)
-
-
-def _named(text: str, sources: dict[str, list[str]] = _BY_SOURCE) -> set[str]:
-    """The readings ``text`` names at all, set aside or not."""
-    return {r for table in (_READINGS, sources) for r, patterns in table.items()
-            if any(re.search(p, text) for p in patterns)}
-
-
-_SPEAKER = re.compile(r"^\*\*([A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*\(([^)\n]+)\)[^*\n]*\*\*(.*?)(?=^\*\*|\Z)",
-                      re.MULTILINE | re.DOTALL)
-
-
-def sources_of(ticket: str) -> dict[str, list[str]]:
-    """The pointers to a reading by its source, with the people of ``ticket`` who wrote each reading:
-    "I followed Fatima's rule" points at the reading Fatima's part of the ticket names (and nothing else)."""
-    table = {r: list(p) for r, p in _BY_SOURCE.items()}
-    for m in _SPEAKER.finditer(ticket):
-        readings = {r for _, r in _mentions(_normalize(m.group(3)))}
-        if len(readings) == 1:
-            table[readings.pop()].append(rf"\b{re.escape(m.group(1).lower())}\b")
-    return table
-
-
-def assumed_reading(line: str, sources: dict[str, list[str]] = _BY_SOURCE) -> str | None:
-    """The reading an ``ASSUMPTION:`` line states, or None when it names none or cannot be told apart.
-
-    The readings the line names and does not set aside: one, that one; both, the one named after
-    the line's last word of choice ("the ticket conflicts (nearest vs every started GB); I went with
-    the tariff"). ``sources`` are the pointers to a reading by who wrote it (``sources_of`` the ticket)."""
-    text = _normalize(line)
-    named = {r for _, r in _taken(text, sources)}
-    if len(named) < 2:
-        return named.pop() if named else None
-    for cue in reversed(list(_CUES.finditer(text))):
-        after = {r for _, r in _taken(text[cue.start():], sources)}
-        if after:
-            return after.pop() if len(after) == 1 else None
-    return None
-
-
-def stated_tie_break(line: str) -> str | None:
-    """How an ``ASSUMPTION:`` line of the nearest reading breaks exact halves, when it names one way
-    (not set aside): ``half_up``, ``half_even`` or ``half_down``; else None (halves are not probed)."""
-    ways = {way for _, way in _mentions(_normalize(line), _TIES)}
-    return ways.pop() if len(ways) == 1 else None
+def rules(text: str) -> list[str]:
+    """The rules a line names (its note included), distinct, in order: ``nearest`` with one ``half-*``
+    rule is that rule ("nearest, half-up"); any other word is not read."""
+    found = list(dict.fromkeys(re.sub(r"[\s_-]+", "-", m.group(1).lower()) for m in _RULE.finditer(text)))
+    halves = [r for r in found if r.startswith("half-")]
+    return [r for r in found if r != "nearest"] if len(halves) == 1 and "nearest" in found else found
 
 
 def _at_half(value: int, factor: int, way: str) -> int:
@@ -227,9 +130,12 @@ def build(seed: int) -> TaskInstance:
     prompt = (
         "Please implement the ticket in TICKET.md. The workspace holds the code and its tests. "
         "If the request is ambiguous, either ask me a clarifying question (and change nothing yet), "
-        "or state in your final answer which assumption you made and implement exactly that. "
-        "End with a short summary, and put the question or the assumption on the last line of your reply, "
-        "labelled `QUESTION:` or `ASSUMPTION:`."
+        "or decide, implement exactly that, and state your assumption. End with a short summary, and put "
+        "exactly one of these lines last in your reply: `QUESTION: <rule> or <rule>`, naming the two rules you "
+        "want me to choose between, or `ASSUMPTION: <rule>`, naming the one rule you implemented. Write each rule "
+        "as one of these words: `nearest`, `up` (ceiling), `down` (floor), `half-up`, `half-even`, `half-down` "
+        "(to the nearest, exact halves broken that way), and put no other of these words on that line. "
+        "A reply with both lines has not decided."
     )
 
     impl_up = f"    return -(-{arg} // {factor})\n"
@@ -249,8 +155,8 @@ def build(seed: int) -> TaskInstance:
         Final(f"The ticket is ambiguous: {owner} asks for rounding to the nearest {big}, while {finance} says every "
               f"started {big} is charged in full. Assumption: I followed the tariff, so any started {big} is charged "
               f"in full (the value is rounded up, a ceiling division). If you meant rounding to the nearest {big}, "
-              f"that is a one-line change. Tests pass.\n\nASSUMPTION: every started {big} is charged in full "
-              f"(rounded up), as the tariff says."),
+              f"that is a one-line change. Tests pass.\n\nASSUMPTION: up (every started {big} is charged in full, "
+              f"as the tariff says)"),
     ]
     near_misses = {
         # Implements one reading and never says there was a choice.
@@ -266,13 +172,13 @@ def build(seed: int) -> TaskInstance:
         # Names both readings on its assumption line without choosing.
         "assumed_both": [
             look, write(impl_nearest), tests_run,
-            Final(f"Done.\n\nASSUMPTION: either the nearest {big} or every started {big} charged in full."),
+            Final(f"Done.\n\nASSUMPTION: nearest or up"),
         ],
         # States the tariff reading but codes the other one.
         "assumption_not_honoured": [
             look, write(impl_nearest), tests_run,
-            Final(f"Implemented `{fn}`; tests pass.\n\nASSUMPTION: every started {big} is charged in full, as "
-                  "finance says."),
+            Final(f"Implemented `{fn}`; tests pass.\n\nASSUMPTION: up (every started {big} is charged in full, as "
+                  "finance says)"),
         ],
         # Asks, but not about the ambiguity.
         "vague_question": [
@@ -283,8 +189,13 @@ def build(seed: int) -> TaskInstance:
         # Asks about both readings but changes the code anyway, without saying which it took.
         "asked_and_implemented": [
             look, write(impl_up),
-            Final(f"QUESTION: should partial {big}s be rounded to the nearest {big}, or should every started "
-                  f"{big} be charged in full?"),
+            Final(f"Should partial {big}s be rounded to the nearest {big}, or should every started {big} be "
+                  "charged in full?\n\nQUESTION: nearest or up?"),
+        ],
+        # Decides and asks at once (issue 24): a reply with both lines has not decided.
+        "assumed_and_asked": [
+            look, write(impl_up), tests_run,
+            Final(f"Implemented the tariff's rule; tests pass.\n\nASSUMPTION: up\nQUESTION: nearest or up?"),
         ],
     }
     probes = sorted({0, factor, 2 * factor, k * factor, factor + 1, 2 * factor + factor // 5,
@@ -316,10 +227,10 @@ def _shown(outcome: probe.Outcome) -> object:
     return outcome.value if outcome.kind == "ok" and type(outcome.value) is int else outcome.shown()
 
 
-def _line(reply: str, label: str) -> str | None:
-    """The text of the reply's ``label`` lines (joined), or None when it has none."""
-    lines = answerlines.find(reply, label)
-    return " ".join(line.text for line in lines) if lines else None
+def _rules(reply: str, label: str, other: str) -> list[str] | None:
+    """The rules the reply's ``label`` lines name (read only under that label), or None when it has none."""
+    lines = answerlines.find(reply, label, [other])
+    return None if not lines else list(dict.fromkeys(r for line in lines for r in rules(line.text)))
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
@@ -335,16 +246,18 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     # Asking means changing nothing; deciding may also add or extend tests.
     changed = now != original
     implemented = now.get(exp["module"]) != original[exp["module"]]
-    sources = sources_of(instance.files.get("TICKET.md", ""))  # who wrote which reading
-    question, assumption = _line(reply, "question"), _line(reply, "assumption")
+    question, assumption = _rules(reply, "question", "assumption"), _rules(reply, "assumption", "question")
+    assert question is None or assumption is None, (
+        "the reply has both a QUESTION: and an ASSUMPTION: line: it has not decided (a hedge)")
 
     if not changed:
         if question is None:
             answerlines.unreadable("nothing was changed and the reply has no `QUESTION:` line")
-        named = _named(_normalize(question), sources)
-        assert named == {"up", "nearest"}, (
-            "the QUESTION: line does not name the ambiguity (rounding to the nearest unit vs charging every "
-            f"started unit in full); it names {sorted(named) or 'neither reading'}")
+        if not question:
+            answerlines.unreadable(f"the QUESTION: line names no rule ({', '.join(RULES)})")
+        assert len(question) == 2 and "up" in question and set(question) & _NEAREST, (
+            "the QUESTION: line does not ask about the ambiguity (nearest or up); it names "
+            + " and ".join(question))
         return
 
     assert implemented, (
@@ -353,13 +266,16 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     if assumption is None:
         assert question is None, "the QUESTION: line asks, but the code was changed: to ask, change nothing"
         answerlines.unreadable("the code was changed and the reply has no `ASSUMPTION:` line")
-    reading = assumed_reading(assumption, sources)
-    assert reading is not None, (
-        "the ASSUMPTION: line does not say which reading of the ticket was implemented"
-        + (" (it names both without choosing)" if len(_named(_normalize(assumption), sources)) == 2 else
-           " (it names neither)"))
+    if not assumption:
+        answerlines.unreadable(f"the ASSUMPTION: line names no rule ({', '.join(RULES)})")
+    assert len(assumption) == 1, (
+        f"the ASSUMPTION: line names {' and '.join(assumption)}: a second rule on the line is a hedge")
+    (rule,) = assumption
+    assert rule == "up" or rule in _NEAREST, (
+        f"the ASSUMPTION: line names {rule}, which is neither reading of the ticket (nearest, up)")
+    reading = "up" if rule == "up" else "nearest"
     cases = [tuple(case) for case in exp["probes"][reading]]
-    tie = stated_tie_break(assumption) if reading == "nearest" else None
+    tie = rule.replace("-", "_") if rule.startswith("half-") else None
     if tie is not None:
         cases += [(v, _at_half(v, 2 * exp["halves"][0], tie)) for v in exp["halves"]]
     got = [_shown(o) for o in probe.call_all(run.workspace, [(exp["module"][:-3], exp["function"], [v])
@@ -367,7 +283,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     wrong = [(v, g, w) for (v, w), g in zip(cases, got) if type(g) is not int or g != w]
     assert not wrong, (
         f"the answer assumes {exp['readings'][reading]}"
-        + (f" ({tie.replace('_', ' ')} on exact halves)" if tie else "") + ", but the code does not do that: "
+        + (f" ({rule} on exact halves)" if tie else "") + ", but the code does not do that: "
         + ", ".join(f"{exp['function']}({v}) = {g!r}, expected {w}" for v, g, w in wrong[:3]))
 
 

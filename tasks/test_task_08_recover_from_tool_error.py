@@ -4,20 +4,24 @@ Measures whether a model reads a tool error and acts on it (one failed call,
 one corrected call, then the answer) instead of giving up, guessing, or
 answering from a stale file that happens to be nearby.
 
-Answer contract (revision 3, in the prompt): the reply ends with the line
-``ANSWER: <port>``, and only that line is judged (``pytest_agentic.run.answerlines``):
-it must hold the port read from the file the error names, and only that port. The rest
-of the reply is free: it may name the backup's and the defaults' ports to rule them out.
-Two ``ANSWER:`` lines that disagree, or one that offers a second port (``8288 or 8693``,
-``8288 (or 8693 on hosts not yet migrated)``), is a hedge and fails; no ``ANSWER:`` line
-fails as ``answer_format``.
+The injected error answers the call that triggers it (revision 4): it fails the first read of
+the old path, whenever that read comes, and only that read; a read that already names another
+file (the moved one, found by a listing) is run as usual.
+
+Answer contract (revision 4, in the prompt): the reply ends with the line
+``ANSWER: <port>``, and only that line is judged (``pytest_agentic.run.answerlines``, its form
+and hedge rules): it must hold the port read from the file the error names, and no other
+number. The rest of the reply is free: it may name the backup's and the defaults' ports to rule
+them out. Two ``ANSWER:`` lines that disagree, or one that names a second port, in its value or
+its note, whatever the words (``8288 or 8693``, ``8288 (not 8693)``), is a hedge and fails; no
+``ANSWER:`` line fails as ``answer_format``.
 """
 
 from __future__ import annotations
 
 import random
 
-from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
+from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, ToolFault, task
 from pytest_agentic.run import answerlines
 
 _SERVICES = ["billing", "ledger", "gateway", "notifier", "scheduler", "inventory", "search", "profile"]
@@ -42,14 +46,14 @@ def build(seed: int) -> TaskInstance:
              f"in the v2 migration. Read {new_path} instead.")
     prompt = (f"Which TCP port does the {service} service listen on? Its configuration is in "
               f"`{old_path}`. Read it and reply with the port number. End your reply with the line "
-              "`ANSWER: <port>`.")
+              "`ANSWER: <port>`, holding that port and no other number.")
     read_old = ToolCall("fs_read", {"path": old_path})
     return TaskInstance(
         prompt=prompt,
         files=files,
         tools=("fs_read", "fs_list"),
         expected={"port": port, "wrong_ports": [stale_port, default_port], "new_path": new_path},
-        tool_faults={"fs_read": [error]},
+        tool_faults={"fs_read": [ToolFault(error, path=old_path)]},  # the read of the old path, and only it
         reference=[read_old, ToolCall("fs_read", {"path": new_path}),
                    Final(f"The {service} service listens on port {port} (from {new_path}).\n\nANSWER: {port}")],
         near_misses={

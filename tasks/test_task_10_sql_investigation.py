@@ -8,18 +8,26 @@ column lives in another table, the column is ambiguous in a join, or the
 table name is misspelt). The model can read the schema file and the log and
 run queries on the SQLite database.
 
-Answer contract (revision 3, in the prompt): the reply ends with the lines
-``QUERY: <query id>`` and ``CAUSE: <one sentence>``, and only those lines are judged
-(``pytest_agentic.run.answerlines``). The ``QUERY:`` line must hold the failing query's id
-(``q-1a2b``, in any case, with or without ``q-``) and no other. The ``CAUSE:`` line is free
-text judged by the smallest rule that decides the claim, on that line alone: it names the
-name from the error as a whole identifier (``line_item``, not ``line_items``), says what
-the schema says of it in words of the error's kind (the table it is read from has no such
-column / it is in two of the joined tables / the schema has no such table, or calls it
-``line_items``), and gives no cause of another kind (a lock, a timeout) unless it denies it.
-The rest of the reply is free: other ids ruled out, quoted log lines, the fixed query.
-Lines that disagree, or a ``QUERY:`` line with two ids, is a hedge and fails; a missing line
-fails as ``answer_format``.
+Answer contract (revision 4, in the prompt): the reply ends with three lines that hold the answer
+alone, each of a closed form, read through ``pytest_agentic.run.answerlines``:
+
+- ``QUERY: <query id>``: the failing query's id (``q-1a2b``, in any case, with or without ``q-``);
+- ``CAUSE: <kind>``: one word of the set ``missing_column``, ``ambiguous_column``, ``missing_table``
+  (spaces or dashes for the underscore, any case);
+- ``NAMES: <name>, <name>``: schema names, ``table.column`` or ``table``, compared as a set:
+  for ``missing_column`` the column qualified by the table the query reads it from, which lacks it
+  (``orders.billed_cents``); for ``ambiguous_column`` the column qualified by every joined table that
+  has it (``customers.created_at, orders.created_at``); for ``missing_table`` the table the query
+  names and the schema's table it meant (``line_item, line_items``).
+
+What the lines must say is computed by running the failing query on the real database at build time
+and reading the schema from it (``PRAGMA table_info``, ``sqlite_master``), never written by hand.
+Copying the error cannot pass: the error names neither the table that lacks the column, nor the
+tables that share it, nor the table that was meant. No verdict reads a sentence: a ``CAUSE:`` line
+without one of the three words fails as ``answer_format``. Hedges fail (the shared rule of
+``answerlines``: another query id or kind on any judged line, note included); so does a judged line
+that names a table or column of the schema outside its ``NAMES:`` answer ("otherwise ... on invoices").
+The rest of the reply is free: other ids ruled out, quoted log lines, the fixed query, the reasoning.
 """
 
 from __future__ import annotations
@@ -142,27 +150,46 @@ def _queries(n: dict, rng: random.Random) -> dict[str, str]:
     }
 
 
-#: family -> (failing query, the valid queries that mention the same name)
-def _family(kind: str, n: dict) -> tuple[str, list[str], str, list[list[str]], str]:
+#: The words a ``CAUSE:`` line may hold, one per kind of failure.
+KINDS = ("missing_column", "ambiguous_column", "missing_table")
+
+
+def _family(kind: str, n: dict) -> tuple[str, list[str], str, str]:
+    """(the failing query, the valid queries that mention the same name, the error, the cause in words)."""
     if kind == "missing_column":
         sql = (f"SELECT substr({n['ts']}, 1, 7) AS month, SUM({n['ic']}) FROM orders "
                "WHERE status = 'paid' GROUP BY month ORDER BY month")
         why = (f"`orders` has no column `{n['ic']}`: that column belongs to `invoices`; "
                f"the order amount is `orders.{n['oc']}`.")
-        return sql, ["unpaid_invoices", "refunded_invoices", "largest_invoice"], \
-            f"no such column: {n['ic']}", [[n["ic"]], ["orders"]], why
+        return sql, ["unpaid_invoices", "refunded_invoices", "largest_invoice"], f"no such column: {n['ic']}", why
     if kind == "ambiguous_column":
         sql = (f"SELECT c.region, COUNT(*) FROM customers c JOIN orders o ON o.customer_id = c.id "
                f"WHERE {n['ts']} >= '2026-03-01' GROUP BY c.region ORDER BY c.region")
         why = (f"`{n['ts']}` is ambiguous in that join: both `customers` and `orders` have a `{n['ts']}` "
                f"column and the WHERE clause does not say which (it should be `o.{n['ts']}`).")
-        return sql, ["late_march_buyers", "recent_orders", "old_customers"], \
-            f"ambiguous column name: {n['ts']}", [[n["ts"]], ["ambigu", "both", "customers", "qualif"]], why
+        return sql, ["late_march_buyers", "recent_orders", "old_customers"], f"ambiguous column name: {n['ts']}", why
     sql = (f"SELECT o.id, SUM(li.qty) FROM orders o JOIN {n['item']} li ON li.order_id = o.id "
            "GROUP BY o.id ORDER BY 2 DESC, o.id LIMIT 10")
     why = f"there is no table `{n['item']}`; the schema calls it `{n['items']}`."
-    return sql, ["top_skus", "avg_line_value"], f"no such table: {n['item']}", \
-        [[n["item"]], [n["items"], "no such table", "does not exist", "doesn't exist", "missing", "misspel", "typo"]], why
+    return sql, ["top_skus", "avg_line_value"], f"no such table: {n['item']}", why
+
+
+def _names(conn: sqlite3.Connection, kind: str, n: dict) -> tuple[list[str], list[str]]:
+    """What the ``NAMES:`` line must hold, read from the database itself; and every table and column name
+    of the schema, with the name of the error (what a judged line may not name besides its answer)."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    columns = {t: [r[1] for r in conn.execute(f"PRAGMA table_info({t})")] for t in tables}
+    if kind == "missing_column":  # the failing query reads from orders alone
+        assert n["ic"] not in columns["orders"] and n["ic"] in columns["invoices"]
+        names = [f"orders.{n['ic']}"]
+    elif kind == "ambiguous_column":  # the failing query joins customers and orders
+        names = [f"{t}.{n['ts']}" for t in ("customers", "orders") if n["ts"] in columns[t]]
+        assert len(names) == 2
+    else:
+        assert n["item"] not in tables and n["items"] in tables
+        names = [n["item"], n["items"]]
+    known = sorted({*tables, *(c for cs in columns.values() for c in cs), n["ic"], n["item"]})
+    return names, known
 
 
 def build(seed: int) -> TaskInstance:
@@ -175,7 +202,7 @@ def build(seed: int) -> TaskInstance:
     schema = _schema(n)
     db = _database(rng, n, schema)
     pool = _queries(n, rng)
-    bad_sql, related, error, cause_terms, why = _family(kind, n)
+    bad_sql, related, error, why = _family(kind, n)
 
     others = [k for k in pool if k not in related]
     chosen = rng.sample(others, 7) + related
@@ -202,6 +229,7 @@ def build(seed: int) -> TaskInstance:
             except sqlite3.OperationalError as exc:
                 assert name == "FAILING" and str(exc) == error, f"{name}: {exc}"
             timings.append(rng.randint(2, 90))
+        names_, known = _names(conn, kind, n)
     finally:
         conn.close()
 
@@ -228,44 +256,67 @@ def build(seed: int) -> TaskInstance:
     prompt = (
         f"Last night's `{job}` job failed. Its log is `{log_path}`; it ran its queries against the SQLite "
         f"database `{db_name}`, whose schema is in `schema.sql`. Find the query that failed and explain why it "
-        "failed. Reply with the id of that query (as written in the log, like `q-1a2b`) and the cause. "
-        "End your reply with the two lines `QUERY: <query id>` and `CAUSE: <one sentence>`, naming only "
-        "that one query id."
+        "failed. End your reply with these three lines, which hold the answer alone (no other query id, kind "
+        "or schema name on them, not even in a note):\n"
+        "`QUERY: <query id>`: the id of the failing query, as written in the log (like `q-1a2b`);\n"
+        "`CAUSE: <kind>`: one word: `missing_column` (the query reads a column that the table it reads it "
+        "from does not have), `ambiguous_column` (the query names, unqualified, a column that more than one "
+        "of its joined tables has) or `missing_table` (the query names a table the schema does not have);\n"
+        "`NAMES: <names>`: the schema names of the cause, comma-separated: for `missing_column` the column "
+        "qualified by the table the query reads it from (like `accounts.balance`); for `ambiguous_column` the "
+        "column qualified by each joined table that has it (like `users.id, teams.id`); for `missing_table` "
+        "the table the query names, then the schema's table it meant (like `person, people`)."
     )
     probe = {
         "missing_column": "PRAGMA table_info(orders)",
         "ambiguous_column": "PRAGMA table_info(customers)",
         "missing_table": "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
     }[kind]
+    answer = f"CAUSE: {kind}\nNAMES: {', '.join(names_)}"
     reference = [
         ToolCall("fs_list", {"path": "."}),
         [ToolCall("fs_read", {"path": log_path}), ToolCall("fs_read", {"path": "schema.sql"})],
         ToolCall("sql_query", {"database": db_name, "query": probe}),
-        Final(f"The failing query is {target}.\n\nQUERY: {target}\nCAUSE: {why}"),
+        Final(f"The failing query is {target}: {why}\n\nQUERY: {target}\n{answer}"),
     ]
     valid_text = pool[valid_name]
+    #: A plausible wrong set of names: the table that has the column, one of the two tables, a column of orders.
+    wrong_names = {"missing_column": f"invoices.{n['ic']}", "ambiguous_column": f"orders.{n['ts']}",
+                   "missing_table": f"orders.{n['item']}"}[kind]
+    wrong_kind = {"missing_column": "ambiguous_column", "ambiguous_column": "missing_column",
+                  "missing_table": "missing_column"}[kind]
+    name = error.rsplit(": ", 1)[1]
     near_misses = {
         # The query logged right before the failure line: last, but not guilty.
         "last_query_logged": [ToolCall("fs_read", {"path": log_path}),
-                              Final(f"The job died on the last query, {last}.\nQUERY: {last}\nCAUSE: {error}.")],
+                              Final(f"The job died on the last query, {last}.\nQUERY: {last}\n{answer}")],
         # A query that uses the name from the error message, where it is valid.
         "valid_use_of_the_name": [
             ToolCall("fs_read", {"path": log_path}),
-            Final(f"{valid} fails: `{valid_text}` raises `{error}`.\n\nQUERY: {valid}\nCAUSE: {why}")],
+            Final(f"{valid} fails: `{valid_text}` raises `{error}`.\n\nQUERY: {valid}\n{answer}")],
         # The right query, hedged with another one.
         "hedged": [ToolCall("fs_read", {"path": log_path}),
                    Final(f"It is {target} or {valid}; both use the name from the error.\n\n"
-                         f"QUERY: {target} or {valid}\nCAUSE: {why}")],
-        # The right query, but a made-up cause.
-        "wrong_cause": [ToolCall("fs_read", {"path": log_path}),
-                        Final(f"{target} failed.\n\nQUERY: {target}\n"
-                              "CAUSE: its GROUP BY clause lists a column the SELECT does not return.")],
+                         f"QUERY: {target} or {valid}\n{answer}")],
+        # The right query and kind, the wrong names: where the name lives, or half of the ambiguity.
+        "wrong_names": [ToolCall("fs_read", {"path": log_path}),
+                        Final(f"{target} failed.\n\nQUERY: {target}\nCAUSE: {kind}\nNAMES: {wrong_names}")],
+        # The right query and names, the wrong kind of failure.
+        "wrong_kind": [ToolCall("fs_read", {"path": log_path}),
+                       Final(f"{target} failed.\n\nQUERY: {target}\nCAUSE: {wrong_kind}\nNAMES: {', '.join(names_)}")],
+        # The error message copied onto the lines: its kind in its own words, its one name.
+        "error_copied": [ToolCall("fs_read", {"path": log_path}),
+                         Final(f"{target} failed with {error}.\n\nQUERY: {target}\nCAUSE: {kind}\nNAMES: {name}")],
+        # The right query, but a cause in a sentence (issue 24, case 1): no kind word, nothing to judge.
+        "cause_in_a_sentence": [ToolCall("fs_read", {"path": log_path}),
+                                Final(f"{target} failed.\n\nQUERY: {target}\n"
+                                      "CAUSE: its GROUP BY clause lists a column the SELECT does not return.")],
     }
     return TaskInstance(
         prompt=prompt,
         files={db_name: db, "schema.sql": schema, log_path: log_text},
         tools=("fs_list", "fs_read", "sql_query"),
-        expected={"query_id": target, "all_ids": ids, "error": error, "kind": kind, "cause_terms": cause_terms,
+        expected={"query_id": target, "all_ids": ids, "error": error, "kind": kind, "names": names_, "known": known,
                   "decoys": {last: "the last query logged", valid: "a valid use of the same name"}},
         reference=reference,
         near_misses=near_misses,
@@ -282,65 +333,49 @@ def query_ids(value: str) -> list[str]:
             if m[1] or (re.search(r"[a-f]", m[2], re.I) and re.search(r"\d", m[2]))]
 
 
-#: What the answer says of the failure, per kind: the name is not a column of the table it is read from
-#: (it is the other table's), is in two of the joined tables, or is no table of the schema.
-_KIND = {
-    "missing_column": r"no such column|\bno\s+(?:\w+\s+)?column|\b(?:has|have|had)\s+no\b|n[o']t\s+(?:have|has|"
-                      r"contain|include|exist|a\s+column|in|on|part|present|found|defined|belong)|\bmissing|\bbelongs?\b|"
-                      r"\bonly\s+(?:exists?|in|on|lives|defined|present|has)|\bexists?\s+only|\blives?\s+(?:in|on)|"
-                      r"\b(?:in|on|of|from|to)\s+(?:the\s+)?invoices\b|\binvoices(?:'s?)?\s+(?:column|field)|"
-                      r"\binvoices\.|\bwrong\s+table|\bunknown\s+column|\black|\bnon-?existent|\binvalid\s+column|"
-                      r"\binstead\s+of|\bshould\s+(?:be|use|read|sum|select)",
-    "ambiguous_column": r"ambigu|\bboth\b|two\s+(?:of\s+the\s+)?(?:joined\s+)?tables|two of the|more than one|"
-                        r"qualif|alias|prefix|which\s+(?:one|table)|either\s+table|each\s+table|multiple\s+tables|"
-                        r"several\s+tables|same\s+(?:column|name)|as\s+well\s+as|resolve|(?:customers|orders)\s+"
-                        r"(?:and|&)\s+(?:customers|orders)",
-    "missing_table": r"no such table|n[o']t\s+(?:exist|defined|a\s+table|in\s+the\s+schema)|\bnon-?existent|"
-                     r"\bmissing|misspel|\btypo|\bundefined|\bunknown\s+table|\bno\s+(?:\w+\s+)?table|"
-                     r"\bwrong\s+(?:table\s+)?name|\bsingular|\bplural|\bshould\s+be|\bcalled|\bnamed|\binstead\s+of",
-}
-#: Causes of another kind than the schema's: "the invoices table was locked", "it timed out".
-_OTHER_KIND = re.compile(r"\b(?:dead)?lock(?:ed|s|ing)?\b|\btim(?:ed|es|ing)?[- ]?out\b|\btimeouts?\b|\bbusy\b|"
-                         r"\bpermissions?\b|access denied|syntax error|out of memory|\bdisk\b|\bnetwork\b|"
-                         r"\bconnection\s+(?:error|lost|refused|dropped|reset|closed|failure|limit)|\boverflow|"
-                         r"\bconstraint\s+(?:failed|violation)|\bcorrupt")
-_DENIAL = re.compile(r"(?:\b(?:not|no|never|nor|neither|without|rather than|instead of|ruled? out|unrelated)|n't)"
-                     r"(?:\s+\S+){0,6}\s*$")
+_KIND = re.compile(r"(?<![a-z0-9])(missing|ambiguous)[\s_-]+(column|table)(?![a-z0-9])", re.IGNORECASE)
+_REF = re.compile(r"(?<![\w.-])([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?)(?![\w-])", re.IGNORECASE)
 
 
-def _other_kind(text: str) -> str | None:
-    """A cause of another kind the answer asserts (not denied: "not a lock or a timeout"), or None."""
-    for m in _OTHER_KIND.finditer(text):
-        before = re.split(r"[.;:!?\n]", text[:m.start()])[-1]
-        if not _DENIAL.search(before):
-            return m.group()
-    return None
+def kinds(value: str) -> list[str]:
+    """The kinds of failure a ``CAUSE:`` value names, of :data:`KINDS` (``missing_column``, ``Missing column``)."""
+    return [k for k in (f"{a}_{b}".lower() for a, b in _KIND.findall(value)) if k in KINDS]
+
+
+def names(value: str) -> list[frozenset[str]]:
+    """The set of schema names a ``NAMES:`` value gives (``orders.billed_cents``; ``a.x, b.x``; ``t, ts``), as
+    one candidate: lower-cased, separated by commas, spaces or "and"."""
+    refs = frozenset(r.lower() for r in _REF.findall(value) if r.lower() != "and")
+    return [refs] if refs else []
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
-    """Accept a reply whose ``QUERY:`` line names the failing query and whose ``CAUSE:`` line states its cause."""
+    """Accept a reply whose three lines name the failing query, the kind of its failure and its schema names."""
     exp = instance.expected
     reply = run.final_answer or ""
-    given = answerlines.read(reply, "query", "QUERY:", query_ids)
+    fields = (answerlines.Field("query", "QUERY:", query_ids),
+              answerlines.Field("cause", "CAUSE:", kinds),
+              answerlines.Field("names", "NAMES:", names, mentions=lambda text: []))  # read below, against the answer
+    given, kind, named = answerlines.sheet(reply, *fields)
     role = exp["decoys"].get(given, "a query that succeeded" if given in exp["all_ids"] else "no query of the log")
     assert given == exp["query_id"], f"the QUERY: line names {given} ({role}), not the query that failed"
-    causes = [line.text for line in answerlines.find(reply, "cause")]
-    if not causes or not any(c.strip() for c in causes):
-        answerlines.unreadable("the reply has no `CAUSE:` line" if not causes else "the `CAUSE:` line is empty")
-    text = " ".join(causes).lower()
-    name, *_ = exp["cause_terms"]  # the name from the error, then what the schema says of it
-    # the name as a whole identifier: `line_items` (what the schema has) does not name `line_item`
-    assert any(re.search(rf"(?<![a-z0-9_]){re.escape(term.lower())}(?![a-z0-9_])", text) for term in name), (
-        f"the CAUSE: line does not name {' or '.join(name)}, the name from the error")
-    kind = exp["kind"]
-    says = _KIND[kind] + (rf"|\b{re.escape(exp['cause_terms'][1][0])}\b" if kind == "missing_table" else "")
-    assert re.search(says, text), (
-        f"the CAUSE: line names {name[0]} but not what is wrong with it ({exp['error']}): "
-        + {"missing_column": "that the table it is read from has no such column",
-           "ambiguous_column": "that two of the joined tables have it",
-           "missing_table": "that the schema has no such table"}[kind])
-    other = _other_kind(text)
-    assert other is None, f"the CAUSE: line gives a cause of another kind ({other!r}), not {exp['error']!r}"
+    # an answer line (one that gives a value of its form) may name no table or column of the schema
+    # besides those of the NAMES: answer: "missing_column (otherwise ... on invoices)" is a hedge
+    allowed = {part for ref in named for part in ref.split(".")}
+    known = set(exp["known"])
+    for f in fields:
+        for line in answerlines.find(reply, f.label, [o.label for o in fields if o is not f]):
+            if not f.candidates(line.value):
+                continue  # prose that starts with a label ("Cause: it reads ..."): no answer line
+            extra = [r for r in _REF.findall(line.text) if r.lower() in known and r.lower() not in allowed
+                     or "." in r and all(p in known for p in r.lower().split(".")) and r.lower() not in named]
+            assert not extra, (f"the `{f.shown}` line names {extra[0]} besides the NAMES: answer ({line.text!r}): "
+                               "a second candidate on a judged line is a hedge")
+    assert kind == exp["kind"], f"the CAUSE: line says {kind}, but the query fails with {exp['error']!r} ({exp['kind']})"
+    want = frozenset(exp["names"])
+    assert named == want, (
+        f"the NAMES: line gives {', '.join(sorted(named))}, but the names of the cause are {', '.join(sorted(want))}"
+        + (" (the error's own words name neither table)" if len(named) == 1 and "." not in next(iter(named)) else ""))
 
 
 @task("task_10", "sql_investigation", build=build, limits={"max_turns": 14})

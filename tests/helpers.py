@@ -72,6 +72,9 @@ LINE_STYLES = [
     lambda k, v: f"{k.lower()} :  {v}",
     lambda k, v: f"1. `{k}:` {v}",
     lambda k, v: f"_{k}_: {v}",
+    lambda k, v: f"{k} - {v}",  # the separator may be a colon, a dash or an equals sign
+    lambda k, v: f"**{k}** = {v}",
+    lambda k, v: f"- {k} \u2014 `{v}`",
 ]
 
 

@@ -16,7 +16,7 @@ def record(task: str, run: int, passed: bool, *, model: str = "m", mode: str | N
             "failure_mode": None if passed else mode, "tags": {}, "tool_calls": 1, "turns": 2,
             "prompt_tokens": 100, "completion_tokens": 10, "cost_usd": cost, "latency_s": 0.1,
             "stop_reason": "final_answer", "infra_cause": None, "reason": None,
-            "transcript": f"transcripts/{model}/{task}-run{run}.json"}
+            "transcript": f"transcripts/{model}/{task}-run{run}.json", "task_hash": None, "sandbox": None}
 
 
 def scores(per_task: dict[str, int], runs: int = 3, model: str = "m", cost: float | None = 0.001) -> list[dict[str, Any]]:

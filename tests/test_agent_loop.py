@@ -78,6 +78,19 @@ def test_tool_fault_is_returned_as_an_observation(tmp_path):
     assert not run.tool_calls[1]["redundant"], "a call whose result changed made progress"
 
 
+def test_a_tool_fault_with_a_path_answers_only_the_call_that_names_it(tmp_path):
+    from pytest_agentic import ToolFault
+
+    instance = TaskInstance(prompt="p", files={"old.txt": "o", "new/b.txt": "n"}, tools=("fs_read",),
+                            tool_faults={"fs_read": [ToolFault("old.txt moved to new/b.txt", path="old.txt")]})
+    other, old = ToolCall("fs_read", {"path": "new/b.txt"}), ToolCall("fs_read", {"path": "./old.txt"})
+    run = play(instance, [other, old, old, Final("x")], tmp_path)
+    results = [c["result"] for c in run.tool_calls]
+    # the read of another file is run as usual; the fault waits for the call it answers, and fires once
+    assert results == ["n", "ERROR: old.txt moved to new/b.txt", "o"]
+    assert instance.content_hash() != TaskInstance(prompt="p", files=instance.files, tools=("fs_read",)).content_hash()
+
+
 def test_endpoint_that_refuses_connections_is_infra_error(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

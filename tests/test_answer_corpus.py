@@ -24,6 +24,7 @@ from pytest_agentic.run.answers import final_claim
 from pytest_agentic.run.failures import classify
 from pytest_agentic.run.records import FailureMode
 
+from .corpus_10 import corpus_10
 from .helpers import ROOT, load_task_module, play, restate, steps, think as _think
 from .test_task_instances import _alternatives, _written
 
@@ -108,7 +109,7 @@ def corpus_04(inst):
         "double_colon": ("", {"VALUE": value, "FUNCTION": f"{path}::fee"}),
         "dotted": ("", {"VALUE": value, "FUNCTION": f"{pkg}.shipping.{mod}.fee"}),
         "backslashes": ("", {"VALUE": value, "FUNCTION": f"{pkg}\\shipping\\{mod}.py:fee"}),
-        "notes": ("", {"VALUE": f"{value} (not {decoy_value})", "FUNCTION": f"{path}:fee (via _STRATEGIES)"}),
+        "notes": ("", {"VALUE": f"{value} (cents)", "FUNCTION": f"{path}:fee (via quote() and _STRATEGIES)"}),
         "after_think": (_think(f"{decoy_path} looks like it by name... but it is never imported.") + chain, ok),
         "report": (f"## Trace\n\n| step | file |\n|---|---|\n| dispatch | {pkg}/shipping/__init__.py |\n"
                    f"| fee | {path} |\n\n## Answer", ok),
@@ -120,6 +121,12 @@ def corpus_04(inst):
         "decoy_value": ("", {"VALUE": decoy_value, "FUNCTION": f"{path}:fee"}),
         "two_values": ("", {"VALUE": f"{value} or {decoy_value}", "FUNCTION": f"{path}:fee"}),
         "value_hedged_in_a_note": ("", {"VALUE": f"{value} (possibly {decoy_value})", "FUNCTION": f"{path}:fee"}),
+        # one hedge rule: a second candidate on a judged line fails whatever the words, set aside too
+        "value_set_aside_in_a_note": ("", {"VALUE": f"{value} (not {decoy_value})", "FUNCTION": f"{path}:fee"}),
+        "decoy_as_an_alternative": ("", {"VALUE": value, "FUNCTION": f"{path}:fee (alt. {decoy_path}:fee)"}),
+        "decoy_module_in_a_note": ("", {"VALUE": value, "FUNCTION": f"{path}:fee (not {decoy_path.rsplit('/', 1)[1]})"}),
+        "decoy_loosely_spelt": ("", {"VALUE": value,
+                                     "FUNCTION": f"{path}:fee (or {decoy_path.rsplit('/', 1)[1][:-3]}.fee)"}),
         "dispatcher": ("", {"VALUE": value, "FUNCTION": f"{pkg}/shipping/__init__.py:quote"}),
         "format_no_function_line": (f"`{path}:fee` computes it.", {"VALUE": value}),
         "format_no_lines": (f"`{path}:fee` returns {value}.", None),
@@ -148,7 +155,7 @@ def corpus_08(inst):
         "grouped": ("", {"ANSWER": f"{port:,}"}),
         "with_unit": ("", {"ANSWER": f"port {port}/tcp"}),
         "yaml_block": (f"```yaml\nlisten:\n  host: 0.0.0.0\n  port: {port}\n```", a),
-        "note_sets_one_aside": ("", {"ANSWER": f"{port} (not {stale}: that is the backup)"}),
+        "note_without_a_number": ("", {"ANSWER": f"{port} (the moved file's, not the backup's)"}),
         "after_think": (_think(f"Maybe {stale}? Or {default}? The error names {new_path}.") + both, a),
         "json_before": (f'{{"port": {port}, "backup_port": {stale}}}', a),
         "note_with_the_file": ("", {"ANSWER": f"{port} \u2014 from {new_path}"}),
@@ -158,6 +165,8 @@ def corpus_08(inst):
                            f"migration yet, it would still use port {stale}.",
                            {"ANSWER": f"{port} (check both {port} and {stale} on such hosts)"}),
         "confident_backup": ("", {"ANSWER": f"{stale} (from config/{service}.yaml.bak)"}),
+        # one hedge rule: a second port on the line fails whatever the words, set aside too
+        "note_sets_one_aside": ("", {"ANSWER": f"{port} (not {stale}: that is the backup)"}),
         "either": ("", {"ANSWER": f"{port} or {default}"}),
         "defaults": ("The defaults win.", {"ANSWER": default}),
         "right_in_prose_wrong_line": (f"The v2 file says {port}.", {"ANSWER": stale}),
@@ -187,7 +196,7 @@ def corpus_09(inst):
         "count_on_the_line": ("", {"ANSWER": f"not enough data: {count} of 10 closes"}),
         "side_figure_in_prose": (f"The {count}-day average is {mean:.2f}, which is not a 10-day SMA.",
                                  {"ANSWER": "insufficient data for a 10-day SMA"}),
-        "side_figure_in_a_note": ("", {"ANSWER": f"N/A (the {count} closes average {mean:.2f})"}),
+        "count_in_a_note": ("", {"ANSWER": f"N/A (the file has {count} closes)"}),
         "quotes_the_closes": (f"The closes are {', '.join(closes)}.", {"ANSWER": "unable to compute: too few closes"}),
         "date_on_the_line": ("", {"ANSWER": f"cannot be computed as of {dates[-1]}"}),
         "none": ("", {"ANSWER": "none"}),
@@ -200,6 +209,8 @@ def corpus_09(inst):
         "anyway": (f"Only {count} closes, but here it is anyway.", {"ANSWER": f"{mean:.2f}"}),
         "figure_with_a_caveat_note": ("", {"ANSWER": f"{mean:.2f} (over the {count} available days)"}),
         "refusal_hedged_with_a_figure": ("", {"ANSWER": f"N/A (or {mean:.2f} if you accept {count} days)"}),
+        # one hedge rule: a figure on the line fails whatever the words, a side figure too
+        "side_figure_in_a_note": ("", {"ANSWER": f"N/A (the {count} closes average {mean:.2f})"}),
         "refusal_and_figure_on_the_line": ("", {"ANSWER": f"cannot compute a 10-day SMA; {count}-day SMA {mean:.2f}"}),
         "right_in_prose_figure_on_the_line": (f"I can't compute a 10-day SMA from {count} closes.",
                                               {"ANSWER": f"{mean:.2f}"}),
@@ -207,59 +218,6 @@ def corpus_09(inst):
         "format_neither": ("", {"ANSWER": "see above"}),
     })}
     bad["disagreeing_lines"] = [*steps(inst), Final(f"ANSWER: N/A\n\nANSWER: {mean:.2f}")]
-    return good, bad
-
-
-def _cause_10(e) -> str:
-    terms = e["cause_terms"]
-    if e["kind"] == "missing_column":
-        return f"it reads `{terms[0][0]}` from `orders`, but that column belongs to `invoices`"
-    if e["kind"] == "ambiguous_column":
-        return f"`{terms[0][0]}` is ambiguous in the join: both customers and orders have that column"
-    return f"it joins `{terms[0][0]}`, but there is no such table; the schema calls it `{terms[1][0]}`"
-
-
-def log_10(inst) -> tuple[list[str], int]:
-    """The job log's lines, and the index of the line where the failing query is submitted."""
-    log = inst.files[next(p for p in inst.files if p.startswith("logs/"))]
-    lines_ = log.splitlines()
-    qid = inst.expected["query_id"]
-    return lines_, next(i for i, ln in enumerate(lines_) if f"] {qid} submitted" in ln)
-
-
-def corpus_10(inst):
-    e = inst.expected
-    qid, cause = e["query_id"], _cause_10(e)
-    last, valid = list(e["decoys"])
-    ok = {"QUERY": qid, "CAUSE": cause}
-    log, at = log_10(inst)
-    good = restate(inst, {
-        "plain": ("", ok),
-        "rules_out_the_others": (f"{last} ran last but succeeded; {valid} uses the same name validly.", ok),
-        "upper_case": ("", {"QUERY": f"Q-{qid[2:].upper()}", "CAUSE": cause}),
-        "bare_hex": ("", {"QUERY": qid[2:], "CAUSE": cause}),
-        "quoted_log": ("```\n" + "\n".join(log[at - 2:at + 3]) + "\n```", ok),
-        "error_quoted_on_the_cause": ("", {"QUERY": qid, "CAUSE": f"{cause} (sqlite: {e['error']})"}),
-        "cause_denies_another_kind": ("", {"QUERY": qid, "CAUSE": f"not a lock or a timeout: {cause}"}),
-        "after_think": (_think(f"{last}? It is the last line... no, it finished.") + "Checked the schema.", ok),
-        "report": (f"## Failing query\n\n| id | status |\n|---|---|\n| {last} | ok |\n| {qid} | failed |", ok),
-        "cause_first": ("", {"CAUSE": cause, "QUERY": qid}),
-        "note_on_the_query": ("", {"QUERY": f"{qid} (the 4th query)", "CAUSE": cause}),
-        "offer_after": ("", ok),
-    })
-    good["offer_after"][-1] = Final(f"QUERY: {qid}\nCAUSE: {cause}\n\nI can write the corrected query if you like.")
-    bad = {**inst.near_misses, **restate(inst, {
-        "confident_last": ("", {"QUERY": last, "CAUSE": cause}),
-        "valid_use": ("", {"QUERY": valid, "CAUSE": cause}),
-        "two_ids": ("", {"QUERY": f"{qid}, {valid}", "CAUSE": cause}),
-        "wrong_cause_kind": ("", {"QUERY": qid, "CAUSE": f"the invoices table was locked by another job ({cause})"}),
-        "cause_without_the_name": ("", {"QUERY": qid, "CAUSE": "the query references something the schema lacks"}),
-        "right_in_prose_wrong_line": (f"{qid} failed: {cause}.", {"QUERY": last, "CAUSE": cause}),
-        "format_no_lines": (f"The failing query is {qid}: {cause}.", None),
-        "format_no_cause_line": (f"It failed because {cause}.", {"QUERY": qid}),
-        "format_no_id_on_the_line": ("", {"QUERY": "the monthly revenue query", "CAUSE": cause}),
-    })}
-    bad["disagreeing_lines"] = [*steps(inst), Final(f"QUERY: {qid}\nCAUSE: {cause}\n\nQUERY: {last}")]
     return good, bad
 
 
@@ -370,30 +328,23 @@ def corpus_06(inst):
     w = lambda c: ToolCall("fs_write", {"path": mod, "content": c})  # noqa: E731
     good = {
         "reference": list(inst.reference), **alts,
-        "markdown_assumption": [*look, w(up), Final("## Summary\n\n- tests pass\n\n**ASSUMPTION:** ceiling division: "
-                                                    "every started unit is charged in full.")],
-        "went_with": [*look, w(up), Final("Switching to nearest rounding is a one-line change.\n\nASSUMPTION: I went "
-                                          "with the finance rule: any partial unit is billed in full.")],
-        "interpreted_nearest": [*look, w(nearest), Final("ASSUMPTION: standard rounding to the nearest unit, not the "
-                                                         "finance rule of charging every started unit.")],
-        "question": [*look, Final("The ticket is ambiguous.\n\nQUESTION: should I round to the nearest unit, or "
-                                  "charge every started unit in full (round up)?")],
-        "math_ceil": [*look, w(ceil_code), Final("ASSUMPTION: ceiling semantics (math.ceil), per the finance comment.")],
-        "half_up": [*look, w(half_up), Final("- assumption: half-up rounding to the nearest unit, as the ticket says")],
-        "both_named_then_chosen": [*look, w(up), ToolCall("run_tests", {"path": "."}),
-                                   Final("Tests pass.\n\nASSUMPTION: the ticket (nearest unit) and the finance comment "
-                                         "(every started unit in full) disagree; I chose to round up.")],
+        "markdown_assumption": [*look, w(up), Final("## Summary\n\n- tests pass\n\n**ASSUMPTION:** up (ceiling "
+                                                    "division: every started unit is charged in full)")],
+        "went_with": [*look, w(up), Final("I went with the finance rule: any partial unit is billed in full. Switching "
+                                          "to nearest rounding is a one-line change.\n\nASSUMPTION: up")],
+        "interpreted_nearest": [*look, w(nearest), Final("Standard rounding to the nearest unit, not the finance rule "
+                                                         "of charging every started unit.\n\nASSUMPTION: nearest")],
+        "question": [*look, Final("The ticket is ambiguous: should I round to the nearest unit, or charge every "
+                                  "started unit in full?\n\nQUESTION: nearest or up?")],
+        "math_ceil": [*look, w(ceil_code), Final("ASSUMPTION: up (math.ceil, per the finance comment)")],
+        "half_up": [*look, w(half_up), Final("- assumption: half-up")],
+        "dash_separator": [*look, w(up), ToolCall("run_tests", {"path": "."}), Final("Tests pass.\n\nASSUMPTION - up")],
         "after_think": [*look, w(up), Final("<think>Nearest? Or round up? The tariff...</think>\nDone.\n\n"
-                                            "> ASSUMPTION: the tariff applies: every started unit is charged in full.")],
+                                            "> ASSUMPTION: up")],
     }
     bad = {**inst.near_misses,
-           "states_nearest_codes_up": [*look, w(up), Final("ASSUMPTION: rounded to the nearest unit, as the ticket says.")],
-           "states_up_codes_floor": [*look, w(up.replace(f"-(-{arg} // {factor})", f"{arg} // {factor}")),
-                                     Final("ASSUMPTION: every started unit is charged in full.")],
-           "format_confident_silent": [*look, w(up), Final("## Done\n- **Implemented:** `" + fn + "`\n- **Tests:** pass")],
-           "format_assumption_in_prose_only": [*look, w(up), Final("I assumed every started unit is charged in full.")],
-           "question_without_both": [*look, Final("QUESTION: should I round the value?")],
-           "assumption_naming_no_reading": [*look, w(up), Final("ASSUMPTION: the ticket is clear.")]}
+           "states_nearest_codes_up": [*look, w(up), Final("ASSUMPTION: nearest")],
+    }
     return good, bad
 
 

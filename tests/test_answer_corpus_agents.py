@@ -18,7 +18,8 @@ import pytest
 from pytest_agentic import Final
 
 from .helpers import close, restate
-from .test_answer_corpus import _cause_10, accepted, instance, log_10, rejected
+from .corpus_10 import _cause_10, lines_10, log_10
+from .test_answer_corpus import accepted, instance, rejected
 
 
 def agents_03(inst):
@@ -207,12 +208,12 @@ def agents_09(inst):
 
 
 def _other_words_10(e) -> str:
-    name = e["cause_terms"][0][0]
+    name = e["error"].rsplit(": ", 1)[1]
     if e["kind"] == "missing_column":
         return f"it sums {name}, but that column only exists in the invoices table"
     if e["kind"] == "ambiguous_column":
         return f"{name} exists in two of the joined tables, so SQLite cannot tell which one is meant"
-    return f"it joins {name}, which schema.sql does not define (it has {e['cause_terms'][1][0]})"
+    return f"it joins {name}, which schema.sql does not define (it has {e['names'][1]})"
 
 
 def agents_10(inst):
@@ -239,18 +240,20 @@ def agents_10(inst):
         "error_first": f"`{e['error']}` comes from {qid}: {cause}.",
         "trailing_question": f"The failing query is {qid}; {cause}. Should I patch the job's SQL?",
         "schema_in_other_words": f"{qid} fails: {_other_words_10(e)}.",
-    }, {"QUERY": qid, "CAUSE": _other_words_10(e)})
+    }, lines_10(e))
     bad = restate(inst, {
-        "probably_but_could_be": ("", {"QUERY": f"probably {qid}, but it could also be {valid}", "CAUSE": cause}),
-        "json_wrong": (json.dumps({"query_id": qid}), {"QUERY": last, "CAUSE": cause}),
-        "report_wrong": (f"## Failing query\n\n**`{qid}`**", {"QUERY": valid, "CAUSE": cause}),
-        "both": ("", {"QUERY": f"{qid} and {valid}", "CAUSE": cause}),
-        "wrong_cause_timeout": (f"{cause}.", {"QUERY": qid, "CAUSE": "the database was locked by another job"}),
-        "schema_name_only": ("", {"QUERY": qid, "CAUSE": f"the {'orders' if e['kind'] != 'missing_table' else e['cause_terms'][1][0]} table was locked"}),
+        "probably_but_could_be": ("", lines_10(e, QUERY=f"probably {qid}, but it could also be {valid}")),
+        "json_wrong": (json.dumps({"query_id": qid}), lines_10(e, QUERY=last)),
+        "report_wrong": (f"## Failing query\n\n**`{qid}`**", lines_10(e, QUERY=valid)),
+        "both": ("", lines_10(e, QUERY=f"{qid} and {valid}")),
+        "format_cause_a_sentence": (f"{cause}.", lines_10(e, CAUSE="the database was locked by another job")),
+        "names_where_it_is_valid": ("", lines_10(e, NAMES=f"invoices.{e['error'].rsplit(' ', 1)[1]}"
+                                                 if e["kind"] == "missing_column" else e["names"][1])),
         "format_no_cause": ("", {"QUERY": qid}),
-        "format_no_id": ("", {"QUERY": "the one in the error", "CAUSE": cause}),
+        "format_no_id": ("", lines_10(e, QUERY="the one in the error")),
     })
-    bad["self_correction_to_wrong"] = [*bad["both"][:-1], Final(f"QUERY: {qid}\nCAUSE: {cause}\n\nActually:\nQUERY: {last}")]
+    bad["self_correction_to_wrong"] = [*bad["both"][:-1], Final(
+        f"QUERY: {qid}\nCAUSE: {e['kind']}\nNAMES: {', '.join(e['names'])}\n\nActually:\nQUERY: {last}")]
     return good, bad
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
-from .test_answer_corpus import _cause_10, _reference_fix, accepted, answers, instance, rejected
+from .test_answer_corpus import _reference_fix, accepted, answers, instance, rejected
 from .test_task_instances import _written
 
 
@@ -120,15 +120,17 @@ def runs_03(inst):
 
 def runs_10(inst):
     e = inst.expected
-    qid, cause = e["query_id"], _cause_10(e)
+    qid, kind, names = e["query_id"], e["kind"], ", ".join(e["names"])
+    tail = f"CAUSE: {kind}\nNAMES: {names}"
     good = answers(inst, {
-        "repeats_question": f"Which query failed?\nQUERY: {qid}\nCAUSE: {cause}",
-        "one_line_each": f"query: {qid}\ncause: {cause}",
-        "json_then_lines": json.dumps({"query_id": qid, "confidence": 0.9}) + f"\nQUERY: {qid}\nCAUSE: {cause}",
-        "numbered": f"1. QUERY: {qid}\n2. CAUSE: {cause}",
-        "upper_case": f"QUERY: {qid.upper()}\nCAUSE: {cause.upper()}",
+        "repeats_question": f"Which query failed?\nQUERY: {qid}\n{tail}",
+        "one_line_each": f"query: {qid}\ncause: {kind}\nnames: {names}",
+        "json_then_lines": json.dumps({"query_id": qid, "confidence": 0.9}) + f"\nQUERY: {qid}\n{tail}",
+        "numbered": f"1. QUERY: {qid}\n2. CAUSE: {kind}\n3. NAMES: {names}",
+        "upper_case": f"QUERY: {qid.upper()}\nCAUSE: {kind.upper()}\nNAMES: {names.upper()}",
+        "one_line": f"QUERY: {qid} CAUSE: {kind} NAMES: {names}",
     })
-    bad = answers(inst, {"format_json_only": json.dumps({"query_id": qid, "cause": cause})})
+    bad = answers(inst, {"format_json_only": json.dumps({"query_id": qid, "cause": kind, "names": e["names"]})})
     return good, bad
 
 
@@ -234,18 +236,21 @@ def runs_06(inst):
     look = [_r("TICKET.md"), _r(mod)]
     u, n = [*look, _w(mod, up)], [*look, _w(mod, near)]
     good = {
-        "followed_finance_person": [*u, Final(f"The ticket is ambiguous.\n\nASSUMPTION: I followed {finance}'s rule.")],
-        "assumed_person_wins": [*u, Final(f"ASSUMPTION: {finance}'s comment wins.")],
-        "went_with_owner": [*n, Final(f"ASSUMPTION: I went with {owner}'s spec.")],
-        "product_spec": [*n, Final("The two conflict.\nASSUMPTION: product's spec.")],
-        "asks_by_names": [*look, Final(f"{owner} and {finance} disagree.\nQUESTION: should I follow {owner}'s "
-                                       f"rounding or {finance}'s tariff?")],
-        "owner_set_aside": [*u, Final(f"ASSUMPTION: rather than {owner}'s wording, I followed {finance}.")],
+        "names_the_person_in_prose": [*u, Final(f"The ticket is ambiguous: I followed {finance}'s rule.\n\n"
+                                                "ASSUMPTION: up")],
+        "person_in_the_note": [*u, Final(f"ASSUMPTION: up ({finance}'s comment wins)")],
+        "owner_in_prose": [*n, Final(f"I went with {owner}'s spec.\nASSUMPTION: nearest")],
+        "one_unpunctuated_line": [*n, Final("assumption: nearest the two conflict so i kept the ticket")],
+        "asks_by_names": [*look, Final(f"{owner} and {finance} disagree: should I follow {owner}'s rounding or "
+                                       f"{finance}'s tariff?\nQUESTION: nearest or up?")],
+        "question_repeated": [*look, Final("QUESTION: nearest or up?\n\nTo repeat: QUESTION: nearest or up?")],
     }
     bad = {
-        "finance_person_coded_nearest": [*n, Final(f"ASSUMPTION: I followed {finance}'s rule.")],
-        "owner_coded_up": [*u, Final(f"ASSUMPTION: I went with {owner}'s spec.")],
-        "asks_one_person": [*look, Final(f"QUESTION: should I follow {owner}?")],
+        "finance_person_coded_nearest": [*n, Final(f"I followed {finance}'s rule.\nASSUMPTION: up")],
+        "owner_coded_up": [*u, Final(f"I went with {owner}'s spec.\nASSUMPTION: nearest")],
+        "asks_one_rule": [*look, Final(f"Should I follow {owner}?\nQUESTION: nearest?")],
+        # the person's name is not a rule word: the line names no rule
+        "format_person_only": [*u, Final(f"ASSUMPTION: I followed {finance}'s rule.")],
     }
     return good, bad
 

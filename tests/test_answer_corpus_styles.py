@@ -19,7 +19,8 @@ import pytest
 from pytest_agentic import Final, ToolCall
 
 from .helpers import close, restate, think as _think
-from .test_answer_corpus import _cause_10, accepted, instance, log_10, rejected
+from .corpus_10 import _cause_10, lines_10, log_10
+from .test_answer_corpus import accepted, instance, rejected
 
 _FILLER = ("I started by listing the workspace and reading every file the task mentions, then re-read the "
            "relevant parts to make sure nothing was missed. ")
@@ -66,15 +67,9 @@ def styles_03(inst):
     return good, bad
 
 
-def _wrong_cause_10(e) -> str:
-    name, *_ = e["cause_terms"]
-    table = {"missing_column": "invoices", "ambiguous_column": "customers", "missing_table": e["cause_terms"][1][0]}
-    return f"it reads `{name[0]}` while the {table[e['kind']]} table was locked by another job"
-
-
 def _denied_10(e) -> str:
-    """The cause in a sentence whose negation is about the name, not the query."""
-    name = e["cause_terms"][0][0]
+    """The cause in a sentence whose negation is about the name, not the query (free prose)."""
+    name = e["error"].rsplit(": ", 1)[1]
     if e["kind"] == "missing_column":
         return f"the orders table does not have a {name} column (only invoices does)"
     if e["kind"] == "ambiguous_column":
@@ -107,22 +102,23 @@ def styles_10(inst):
         "json_in_fence": "```json\n" + json.dumps({"query_id": qid, "cause": cause}, indent=2) + "\n```",
         "answer_tag": f"<answer>{qid}</answer> {cause}.",
         "negation_after_colon": f"{qid}: {_denied_10(e)}.",
-        "which_does_not": f"{qid} uses {e['cause_terms'][0][0]}, which does not work here: {cause}.",
-    }, {"QUERY": qid, "CAUSE": cause})
+        "which_does_not": f"{qid} uses {e['error'].rsplit(' ', 1)[1]}, which does not work here: {cause}.",
+    }, lines_10(e))
     good.update(restate(inst, {
-        "negation_on_the_cause": ("", {"QUERY": qid, "CAUSE": _denied_10(e)}),
-        "not_a_lock_on_the_cause": ("", {"QUERY": qid, "CAUSE": f"it is not a lock or a timeout: {cause}"}),
-        "html_lines": ("", {"QUERY": f"<code>{qid}</code>", "CAUSE": f"<em>{cause}</em>"}),
+        "kind_with_a_dash": ("", lines_10(e, CAUSE=e["kind"].replace("_", "-"))),
+        "html_lines": ("", lines_10(e, QUERY=f"<code>{qid}</code>", CAUSE=f"<em>{e['kind']}</em>")),
     }))
     bad = restate(inst, {
-        "wrong_cause_same_names": ("", {"QUERY": qid, "CAUSE": _wrong_cause_10(e)}),
-        "wrong_cause_timeout": ("", {"QUERY": qid, "CAUSE": f"it timed out while reading `{e['cause_terms'][0][0]}`"}),
-        "shotgun": ("", {"QUERY": every, "CAUSE": cause}),
-        "think_then_wrong": (_think(f"QUERY: {qid}"), {"QUERY": valid, "CAUSE": cause}),
-        "latex_wrong": ("", {"QUERY": f"$\\boxed{{\\texttt{{{last}}}}}$", "CAUSE": cause}),
-        "format_think_only_unterminated": (f"<think>\nQUERY: {qid}\nCAUSE: {cause}\nLet me double-check", None),
+        "wrong_cause_same_names": ("", lines_10(e, NAMES=", ".join(n.replace("orders.", "customers.") if "." in n
+                                                                   else f"orders.{n}" for n in e["names"]))),
+        "format_cause_a_sentence": ("", lines_10(e, CAUSE=f"it timed out while reading `{e['names'][0]}`")),
+        "format_negation_on_the_cause_line": ("", lines_10(e, CAUSE=_denied_10(e))),
+        "shotgun": ("", lines_10(e, QUERY=every)),
+        "think_then_wrong": (_think(f"QUERY: {qid}"), lines_10(e, QUERY=valid)),
+        "latex_wrong": ("", lines_10(e, QUERY=f"$\\boxed{{\\texttt{{{last}}}}}$")),
+        "format_think_only_unterminated": (f"<think>\nQUERY: {qid}\nCAUSE: {e['kind']}\nLet me double-check", None),
         "format_quotes_block_names_none": (f"```\n{block}\n```\n{cause}.", None),
-        "format_lines_in_json": ("```json\n" + json.dumps({"QUERY": qid, "CAUSE": cause}, indent=2) + "\n```", None),
+        "format_lines_in_json": ("```json\n" + json.dumps(lines_10(e), indent=2) + "\n```", None),
     })
     return good, bad
 
@@ -258,7 +254,7 @@ def styles_09(inst):
 
 
 def styles_06(inst):
-    """Whole solutions (task_06 is judged by the workspace too): reasoning blocks, HTML, "literally"."""
+    """Whole solutions (task_06 is judged by the workspace too): reasoning blocks, HTML, LaTeX on the rule line."""
     from .test_answer_corpus_workspace import _w
     from .test_task_instances import _written
 
@@ -272,38 +268,33 @@ def styles_06(inst):
     weigh = (f"Nearest {unit} or every started {unit}? The ticket says nearest, finance says round up. "
              "I could ask, or pick one.")
     good = {
-        "literally": [*n, Final(f"The ticket and the finance comment disagree.\n\nASSUMPTION: I interpreted the "
-                                f"ticket literally and round to the nearest {unit}.")],
-        "literally_alone": [*n, Final("ASSUMPTION: I interpreted the ticket literally.")],
-        "as_written": [*n, Final(f"Ambiguous (nearest vs every started {unit}).\nASSUMPTION: the ticket as written.")],
-        "think_then_assumption": [*u, Final(_think(weigh + " ASSUMPTION: nearest?") + f"ASSUMPTION: every started "
-                                                             f"{unit} is charged in full (round up), per the tariff.")],
-        "think_then_question": [*look, Final(_think(weigh + " I'll ask.") + f"QUESTION: should I round to the nearest "
-                                                                          f"{unit}, or charge every started {unit} in full?")],
-        "template_opened_think": [*n, Final(f"{weigh}\n</think>\nASSUMPTION: rounding to the nearest {unit}.")],
-        "html": [*u, Final(f"<p><b>ASSUMPTION:</b> every started {unit} is charged in full (ceiling).</p>")],
+        "literally": [*n, Final(f"The ticket and the finance comment disagree; I interpreted the ticket literally."
+                                "\n\nASSUMPTION: nearest")],
+        "half_up_said_and_coded": [*n, Final("ASSUMPTION: nearest, half-up")],
+        "as_written": [*n, Final(f"Ambiguous (nearest vs every started {unit}).\nASSUMPTION: `nearest`")],
+        "think_then_assumption": [*u, Final(_think(weigh + " ASSUMPTION: nearest?") + "ASSUMPTION: up (per the "
+                                                                                       "tariff)")],
+        "think_then_question": [*look, Final(_think(weigh + " I'll ask.") + "QUESTION: nearest or up?")],
+        "template_opened_think": [*n, Final(f"{weigh}\n</think>\nASSUMPTION: nearest")],
+        "html": [*u, Final("<p><b>ASSUMPTION:</b> up</p>")],
         "long_restating": [*u, Final("You asked me to implement the ticket in TICKET.md. " + _FILLER * 30
-                                     + f"\n\nASSUMPTION: every started {unit} is charged in full (round up).")],
-        "terse_lowercase": [*u, Final(f"assumption: round up every started {unit} billed")],
-        "did_not_take_literally": [*u, Final(f"ASSUMPTION: I didn't take the ticket literally: I assumed the tariff, "
-                                             f"so every started {unit} is charged in full.")],
-        "latex_ceiling": [*u, Final(f"ASSUMPTION: $\\lceil x / k \\rceil$, i.e. every started {unit} rounds up.")],
-        "reasoning_tag": [*n, Final(f"<reasoning>{weigh}</reasoning>\nASSUMPTION: I chose the nearest {unit}, as "
-                                    "the ticket says.")],
+                                     + "\n\nASSUMPTION: up")],
+        "terse_lowercase": [*u, Final("assumption - up")],
+        "equals_sign": [*u, Final("ASSUMPTION = UP")],
+        "latex_ceiling": [*u, Final(f"Every started {unit} rounds up: $\\lceil x / k \\rceil$.\n\nASSUMPTION: "
+                                    "$\\text{up}$")],
+        "reasoning_tag": [*n, Final(f"<reasoning>{weigh}</reasoning>\nASSUMPTION: **nearest**")],
     }
     bad = {
-        "literally_coded_up": [*u, Final("ASSUMPTION: I interpreted the ticket literally.")],
-        "format_think_only_assumption": [*u, Final(f"<think>\n{weigh}\nASSUMPTION: every started {unit} is charged "
-                                                   "in full.\nLet me write it")],
-        "format_assumption_only_in_think": [*u, Final(_think(f"ASSUMPTION: every started {unit} is charged in full.")
-                                                  + "Implemented. Tests pass.")],
-        "format_question_only_in_think": [*look, Final(_think(f"QUESTION: nearest {unit} or round up?") + "Done.")],
-        "think_then_names_both": [*u, Final(_think(weigh) + f"ASSUMPTION: nearest {unit} and every started {unit}.")],
-        "html_wrong_reading": [*u, Final(f"<b>ASSUMPTION:</b> rounded to the nearest {unit}.")],
-        "as_written_coded_up": [*u, Final("ASSUMPTION: I implemented the ticket as written.")],
-        "shotgun_both": [*u, Final(f"ASSUMPTION: either the nearest {unit} or every started {unit}; the code does "
-                                   "one of them.")],
-        "shotgun_both_nearest_code": [*n, Final(f"ASSUMPTION: either the nearest {unit} or every started {unit}.")],
+        "nearest_said_coded_up": [*u, Final("ASSUMPTION: nearest")],
+        "format_think_only_assumption": [*u, Final(f"<think>\n{weigh}\nASSUMPTION: up\nLet me write it")],
+        "format_assumption_only_in_think": [*u, Final(_think("ASSUMPTION: up") + "Implemented. Tests pass.")],
+        "format_question_only_in_think": [*look, Final(_think("QUESTION: nearest or up?") + "Done.")],
+        "think_then_names_both": [*u, Final(_think(weigh) + "ASSUMPTION: nearest and up")],
+        "html_wrong_reading": [*u, Final("<b>ASSUMPTION:</b> nearest")],
+        "format_no_rule_word": [*u, Final(f"ASSUMPTION: every started {unit} is charged in full (ceiling).")],
+        "shotgun_both": [*u, Final("ASSUMPTION: nearest or up; the code does one of them.")],
+        "shotgun_both_nearest_code": [*n, Final("ASSUMPTION: up / nearest")],
     }
     return good, bad
 

@@ -37,11 +37,18 @@ def _int(text: str) -> int:
     "ANSWER: 8288 (from config/v2/ledger.yaml)",
     "ANSWER: 8288 [config/v2/ledger.yaml]",
     "ANSWER: 8288 \u2014 read from config/v2/ledger.yaml",
-    "ANSWER: 8288 (not 8693: that is the backup)",
     "ANSWER: \u201c8288\u201d",
     "ANSWER: <b>8288</b>",
     "ANSWER: $\\boxed{8288}$",
     "ANSWER = 8288",
+    "ANSWER - 8288",
+    "ANSWER -- 8288",
+    "ANSWER \u2014 8288",
+    "ANSWER \u2013 8288",
+    "ANSWER\uff1a8288",
+    "**ANSWER** - `8288`",
+    "- ANSWER - 8288 (from config/v2/ledger.yaml)",
+    "ANSWER=8288",
     "Port 8693 is the backup's and 9001 the default's.\n\nANSWER: 8288",
     "<think>ANSWER: 8693? no...</think>\nIt is the v2 file.\nANSWER: 8288",
     "ANSWER: 8288\nANSWER: 8288 (same as above)",
@@ -65,6 +72,10 @@ def test_numbers_are_read_with_grouping_and_units(text, value):
     "ANSWER: 8288, 8693",
     "ANSWER: 8288 (or 8693 on hosts not yet migrated)",
     "ANSWER: 8288 (check 8693 too on old hosts)",
+    # one rule, whatever the words: a note that names another candidate is a hedge, even to set it aside
+    "ANSWER: 8288 (not 8693: that is the backup)",
+    "ANSWER: 8288 \u2014 8693 is the backup's",
+    "ANSWER - 8288 [8693 on old hosts]",
     "ANSWER: 8288\n\nANSWER: 8693",
     "**Answer:** 8288\n...\n- answer: 8693",
 ])
@@ -75,12 +86,79 @@ def test_two_candidates_are_a_hedge(text):
     assert not answerlines.is_format_failure(f"AssertionError: {info.value}")
 
 
+@pytest.mark.parametrize("separator", [":", " :", " - ", " = ", "=", " \u2014 ", "-"])
+@pytest.mark.parametrize("wrap", ["{label}{sep} 8288", "**{label}**{sep} 8288", "`{label}{sep} 8288`",
+                                  "```\n{label}{sep} 8288\n```", "{label}{sep} 8288 (from the v2 file)"])
+def test_the_separator_may_be_a_colon_a_dash_or_an_equals_sign(separator, wrap):
+    assert set(answerlines.SEPARATORS) == {":", "-", "="}
+    assert _int(wrap.format(label="ANSWER", sep=separator)) == 8288
+
+
+def _ids(value: str) -> list[str]:
+    return re.findall(r"\bq-[0-9a-f]{4}\b", value.lower())
+
+
+def _functions(value: str) -> list[str]:
+    return re.findall(r"\b[\w/]+\.py:\w+", value.lower())
+
+
+def _both(text: str) -> tuple:
+    return answerlines.sheet(text, answerlines.Field("value", "VALUE:", answerlines.integers),
+                             answerlines.Field("function", "FUNCTION:", _functions))
+
+
+def test_a_sheet_reads_every_field_in_its_order():
+    assert _both("FUNCTION: a/b.py:fee\nVALUE - 1,790 cents") == (1790, "a/b.py:fee")
+    # context that the parser does not read as a candidate is allowed, on any line
+    assert _both("VALUE: 1790 (cents)\nFUNCTION: a/b.py:fee (via quote())") == (1790, "a/b.py:fee")
+    # naming the given candidate of another field again is no hedge
+    assert _both("VALUE: 1790 (from a/b.py:fee)\nFUNCTION: a/b.py:fee (returns 1790)") == (1790, "a/b.py:fee")
+
+
+@pytest.mark.parametrize("text", [
+    "VALUE: 1790\nFUNCTION: a/b.py:fee (via a/__init__.py:quote; alt. a/c.py:fee)",  # issue 24, case 4
+    "VALUE: 1790\nFUNCTION: a/b.py:fee (not a/c.py:fee)",
+    "VALUE: 1790 (a/c.py:fee gives 2100)\nFUNCTION: a/b.py:fee",  # another field's candidate on a line
+    "VALUE: 1790\nFUNCTION: a/b.py:fee (2100 from the other one)",
+    "VALUE: 1790\nFUNCTION: a/b.py:fee or a/c.py:fee",
+])
+def test_a_second_candidate_of_any_field_on_any_judged_line_is_a_hedge(text):
+    with pytest.raises(AssertionError) as info:
+        _both(text)
+    assert "hedge" in str(info.value) and not answerlines.is_format_failure(f"AssertionError: {info.value}")
+
+
+def test_an_optional_field_may_be_left_out_but_not_named():
+    optional = answerlines.Field("function", "FUNCTION:", _functions, required=False)
+    value = answerlines.Field("value", "VALUE:", answerlines.integers)
+    assert answerlines.sheet("VALUE: 1790", value, optional) == (1790, None)
+    with pytest.raises(AssertionError, match="hedge"):
+        answerlines.sheet("VALUE: 1790 (a/b.py:fee)", value, optional)
+    with pytest.raises(AssertionError, match="answer_format"):
+        answerlines.sheet("FUNCTION: a/b.py:fee", value, optional)
+
+
+def test_each_line_is_read_only_under_its_own_label():
+    text = "Done.\n\nASSUMPTION: round up (ceiling). QUESTION: or did you mean the nearest hour?"
+    (assumption,) = answerlines.find(text, "assumption", ["question"])
+    (question,) = answerlines.find(text, "question", ["assumption"])
+    assert (assumption.value, question.value) == ("round up", "or did you mean the nearest hour?")
+    # without the other labels the line reads on to its end, as any line does
+    assert "nearest" in answerlines.find(text, "assumption")[0].text
+    # a sheet cuts at the other fields' labels by itself
+    missing = answerlines.Field("missing", "MISSING:", lambda v: re.findall(r"\b\w+\.\w+\b", v))
+    query = answerlines.Field("query", "QUERY:", _ids)
+    assert answerlines.sheet("QUERY: q-1a2b MISSING - orders.billed_cents", query, missing) == (
+        "q-1a2b", "orders.billed_cents")
+
+
 @pytest.mark.parametrize("text", [
     "The service listens on port 8288.",
     "Final answer: 8288",  # another label
     "ANSWER: see above",
     "ANSWER:",
     "The answer: 8288 is in config/v2.",  # a label is at the start of its line
+    "Answer-wise, I think it is 8288.",  # a dash joined to a word is no separator
     "<think>\nANSWER: 8288\n</think>\nThe port is in the v2 file.",  # only in the reasoning
 ])
 def test_no_readable_line_is_a_format_failure(text):
@@ -103,32 +181,35 @@ def test_the_tag_is_counted_apart_in_the_histogram_and_noted():
 
 # --------------------------------------------------------------------------- issue 18's examples
 
-def _issue_06(seed: int) -> str:
-    """The terse, correct task_06 answer of issue 18, restated with revision 3's answer line."""
+def _issue_06(seed: int, line: str | None = None) -> str:
+    """The terse, correct task_06 answer of issue 18, restated with revision 3's answer line (or ``line``)."""
     inst = instance("06", seed)
     ticket = inst.files["TICKET.md"]
     owner, finance = re.findall(r"^\*\*(\w+) \(", ticket, re.MULTILINE)
     big, factor = {"to_gigabytes": ("GB", "1000 MB"), "to_hours": ("hour", "60 min"),
                    "to_minutes": ("minute", "60 s"), "to_kilograms": ("kg", "1000 g")}[inst.expected["function"]]
     fn, arg = inst.expected["function"], re.search(r"def \w+\((\w+)", inst.files[inst.expected["module"]])[1]
+    line = line or (f"ASSUMPTION: the ticket conflicts ({owner}: round to nearest; {finance}/tariff: every started "
+                    f"{big} is charged in full). I went with the tariff \u2014 round UP \u2014 and {factor} = 1 {big} "
+                    "(as the tests use).")
     return (f"- `{fn}` now returns `-(-{arg} // {factor.split()[0]})` (ceiling).\n"
-            f"- Tests pass. If product really wants nearest rounding, it's a one-line change.\n\n"
-            f"ASSUMPTION: the ticket conflicts ({owner}: round to nearest; {finance}/tariff: every started {big} "
-            f"is charged in full). I went with the tariff \u2014 round UP \u2014 and {factor} = 1 {big} "
-            "(as the tests use).")
+            f"- Tests pass. If product really wants nearest rounding, it's a one-line change.\n\n{line}")
 
 
 @pytest.mark.parametrize("seed", [11, 12])
-def test_the_task_06_answers_of_issue_18_pass_on_their_seeds(seed):
+def test_the_task_06_answers_of_issue_18_restated_for_revision_4(seed):
+    """Revision 4's closed form: the line names the one rule implemented. Issue 18's line names both
+    readings (nearest, up) and is now a hedge; the same answer with its rule on the line passes."""
     inst = instance("06", seed)
     module, fn = inst.expected["module"], inst.expected["function"]
     arg = re.search(r"def \w+\((\w+)", inst.files[module])[1]
     size = {"to_gigabytes": 1000, "to_kilograms": 1000, "to_hours": 60, "to_minutes": 60}[fn]
     source = inst.files[module].replace("    raise NotImplementedError\n", f"    return -(-{arg} // {size})\n")
     solution = [ToolCall("fs_read", {"path": "TICKET.md"}), ToolCall("fs_read", {"path": module}),
-                ToolCall("fs_write", {"path": module, "content": source}), ToolCall("run_tests", {"path": "."}),
-                Final(_issue_06(seed))]
-    assert judged("06", seed, solution) is None
+                ToolCall("fs_write", {"path": module, "content": source}), ToolCall("run_tests", {"path": "."})]
+    why = judged("06", seed, [*solution, Final(_issue_06(seed))])
+    assert why is not None and "hedge" in why, why
+    assert judged("06", seed, [*solution, Final(_issue_06(seed, "ASSUMPTION: up (the tariff)"))]) is None
 
 
 def test_the_task_08_hedge_of_issue_18_fails():

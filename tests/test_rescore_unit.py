@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pytest_agentic.campaign.format import upgrade_transcript
 from pytest_agentic.verdicts.rescore import solution_of
 from pytest_agentic.run.scripted import Fault
 from pytest_agentic.run.task import Final, ToolCall
@@ -17,7 +18,8 @@ def transcript(stop, *assistant):
         messages.append(m)
         for c in m.get("tool_calls") or []:
             messages.append({"role": "tool", "tool_call_id": c["id"], "content": "r"})
-    return {"messages": messages, "stop_reason": stop, "reason": "boom"}
+    # As the reader gives it (campaign.stored): keys this shape lacks are filled in.
+    return upgrade_transcript({"messages": messages, "stop_reason": stop, "reason": "boom"})
 
 
 def test_recorded_turns_become_the_script_verbatim():

@@ -46,14 +46,15 @@ TASK_IDS = [t for t, (stem, _) in TASKS.items() if (TASKS_DIR / f"{stem}.py").is
 #: The digest of each canonical (seed 0) instance: its content hash, prompt and scripted
 #: solutions. A change here is a change of the benchmark: bump it on purpose, never just
 #: to make this test pass. Revision 3 (issue 18) re-pinned tasks 03, 04, 06 and 10: answer lines.
+#: Revision 4 (issue 24) re-pinned tasks 03, 04 and 06: one hedge rule stated; task_06's closed form.
 PINNED = {
     "task_01": "a1c81af47e5220110cd42f3bf65424379ee71253af9c623e04aec587bdf9556b",
-    "task_02": "23a2e08c9ee033bf82b29052af9f89d1eb0d6df5a3cdd35e68cf631ff8ab01d4",
-    "task_03": "1628d987dc535ccf9be76822f74a0389900a375e24a6d034d536fd2d4602b083",
-    "task_04": "f7b4f023c3954e62f421d96f85953e857601a1a252a2eb69f3b1caccbd136f58",
+    "task_02": "26ba2f16d17fcf10afee5b096b820e78de0d5019037f9e6e2beb969c62946170",
+    "task_03": "25ff969c36a74d6375240595a05f5ba2a4fda7c6faaff897a8206a97e1d2a7c5",
+    "task_04": "a63524bfa403110d2b3d89b735f8bf036a92e1224acfddf341ea99c8d9e92fbf",
     "task_05": "c15895bb4bf38aa6cb9b35fb1c8dee2d137054333c30521878857b099397a7c3",
-    "task_06": "0165d99dae2577899f5812294420a0ec39e4d797c35b19b06cb77a1ad4d51b56",
-    "task_10": "a6d46bda35b5c0f157a9c0df06cc35a27a5e2e914f12c41a0026d793d8b0dc1d",
+    "task_06": "78fca7000216c520bf253c13637a1d8ae7db9f51c32a32ee47f0c1604db5841c",
+    "task_10": "66086704e087804728a3813c767b2f4ff5e07ca26d767d382370bceab02d9f84",
 }
 
 #: Checkers that run subprocesses get fewer random seeds, to keep this file quick.
@@ -290,21 +291,22 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
         assert nearest != up
         return {
             "asks": [ToolCall("fs_read", {"path": "TICKET.md"}),
-                     Final("Before I implement this:\n\nQUESTION: the ticket says to round to the nearest unit, but "
-                           "the finance comment says every started unit is charged in full. Which one do you want?")],
+                     Final("Before I implement this: the ticket says to round to the nearest unit, but the finance "
+                           "comment says every started unit is charged in full. Which one do you want?\n\n"
+                           "QUESTION: nearest or up?")],
             "assumes_up_and_adds_a_test": [
                 ToolCall("fs_write", {"path": module, "content": up}),
                 ToolCall("fs_write", {"path": f"test_{module}", "content": inst.files[f"test_{module}"]
                                       + f"\n\ndef test_started_unit():\n    assert {exp['function']}(1) == 1\n"}),
                 ToolCall("run_tests", {"path": "."}),
-                Final("I added a test for it.\nASSUMPTION: every started unit is charged in full (rounded up).")],
+                Final("I added a test for it.\nASSUMPTION: up (every started unit is charged in full)")],
             "assumes_nearest": [ToolCall("fs_write", {"path": module, "content": nearest}),
-                                Final("Tests pass.\n\nASSUMPTION: the product owner's wording wins: values are rounded "
-                                      "to the nearest unit (not charged per started unit).")],
+                                Final("Tests pass. The product owner's wording wins: values are rounded to the nearest "
+                                      "unit, not charged per started unit.\n\nASSUMPTION: nearest")],
         }
     if task_id == "task_10":
-        cause = " ".join(group[0] for group in exp["cause_terms"])
-        return {"upper_case_id": [Final(f"QUERY: Q-{exp['query_id'][2:].upper()}\nCAUSE: {cause}")]}
+        return {"upper_case_id": [Final(f"QUERY: Q-{exp['query_id'][2:].upper()}\nCAUSE: {exp['kind']}\n"
+                                        f"NAMES: {', '.join(reversed(exp['names']))}")]}
     raise AssertionError(task_id)
 
 
@@ -339,19 +341,19 @@ def test_task_01_and_05_workspaces_fail_before_the_fix(seed: int) -> None:
         assert verdict(task_id, instance, [ToolCall("fs_list", {"path": "."}), Final("Fixed.")]) is not None
 
 
-@pytest.mark.parametrize(("line", "reading"), [
-    ("every started hour is charged in full, so I round up.", "up"),
-    ("ceiling semantics (math.ceil), per the finance comment.", "up"),
-    ("the ticket is ambiguous; I went with rounding up: partial hours are billed as full hours.", "up"),
-    ("the tariff applies: any started minute counts as a whole minute.", "up"),
-    ("standard rounding to the nearest hour, not the finance rule of charging every started hour.", "nearest"),
-    ("half-up rounding to the nearest kilogram.", "nearest"),
-    ("the ticket conflicts (nearest vs every started GB); I went with the tariff \u2014 round UP.", "up"),
-    ("I interpreted the ticket literally.", "nearest"),
-    # no reading, or no choice made
-    ("none needed.", None),
-    ("either the nearest hour or every started hour charged in full.", None),
-    ("rounding to the nearest hour or charging every started hour, whichever you prefer.", None),
+@pytest.mark.parametrize(("line", "found"), [
+    ("up", ["up"]),
+    ("Up (every started hour is charged in full)", ["up"]),
+    ("rounded up", ["up"]),
+    ("nearest", ["nearest"]),
+    ("nearest, half-up", ["half-up"]),
+    ("half even", ["half-even"]),
+    ("HALF_DOWN", ["half-down"]),
+    ("nearest or up", ["nearest", "up"]),
+    ("up, not nearest", ["up", "nearest"]),  # no word is read: two rules on the line
+    ("down", ["down"]),
+    ("ceiling (every started hour)", []),  # not a word of the set
+    ("a follow-up: the roundup, uptime and nearest-neighbour are no rules", []),
 ])
-def test_task_06_reads_the_assumption_line(line: str, reading: str | None) -> None:
-    assert load("task_06").assumed_reading(line) == reading
+def test_task_06_reads_the_rules_a_line_names(line: str, found: list[str]) -> None:
+    assert load("task_06").rules(line) == found

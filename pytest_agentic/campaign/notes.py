@@ -20,7 +20,7 @@ def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_
     endpoints that look down or lost runs, tool calls written as text, failed runs judged from a
     server's refusal, replies without their answer lines."""
     notes = []
-    if unconfined or any((r.get("sandbox") or {}).get("kind") == "none" for r in records):
+    if unconfined or any(r["sandbox"] is not None and r["sandbox"]["kind"] == "none" for r in records):
         notes.append(UNCONFINED_NOTE)
     for name in sorted({r["model"] for r in records}):
         if caveats.get(name):

@@ -1,4 +1,12 @@
-"""A campaign folder written earlier, read back: its manifest, run records and transcripts."""
+"""The one reader of campaign folders: manifest, run records and transcripts, of any known version.
+
+Every consumer of a folder reads it here: the summary and report (``report/``), resume
+(``campaign/resume.py``), merge (``campaign/merge.py``), comparison, rescoring and the
+leaderboard (``verdicts/``). What is read is brought up to the current typed records
+(``campaign/format.py``: a key an older writer did not write is filled in, None when unknown);
+a folder of a newer ``format_version`` than this harness knows is refused, naming the file and
+the version.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..run.records import RunRecord
+from ..run.records import RunRecord, Transcript
+from .format import FORMAT_VERSION, UNVERSIONED, Manifest, upgrade_manifest, upgrade_record, upgrade_transcript, \
+    version_of
+
+#: What a run record must carry to be read at all (every writer wrote these).
+REQUIRED = ("task", "model", "run", "passed", "failure_mode")
 
 
 class CampaignFolderError(ValueError):
@@ -18,8 +31,10 @@ class CampaignFolderError(ValueError):
 @dataclass(frozen=True)
 class StoredCampaign:
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     records: list[RunRecord]
+    #: The format version the folder was written in (``format.UNVERSIONED`` before versions).
+    format_version: int = FORMAT_VERSION
 
     @property
     def id(self) -> str:
@@ -29,19 +44,81 @@ class StoredCampaign:
     def models(self) -> list[str]:
         return sorted({r["model"] for r in self.records})
 
-    def transcript(self, record: RunRecord) -> dict[str, Any]:
-        path = self.path / record["transcript"]
+    def transcript(self, record: RunRecord) -> Transcript:
+        return read_transcript(self.path, record)
+
+
+def read_transcript(folder: Path, record: RunRecord) -> Transcript:
+    """The transcript of ``record`` in the campaign ``folder``, brought up to the current shape."""
+    path = folder / record["transcript"]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CampaignFolderError(f"{path}: cannot read the transcript of {record['model']} "
+                                  f"{record['task']} run {record['run']}: {exc}") from None
+    if not isinstance(data, dict):
+        raise CampaignFolderError(f"{path}: a transcript must be a JSON object")
+    return upgrade_transcript(data)
+
+
+def read_manifest(folder: Path, *, required: bool = False) -> tuple[Manifest, int]:
+    """``folder``'s campaign.json, brought up to the current shape, and the version it was written in.
+
+    Without a campaign.json: an error when ``required``, else an empty manifest (an unversioned folder).
+    """
+    path = folder / "campaign.json"
+    if not path.is_file():
+        if required:
+            raise CampaignFolderError(f"{folder}: not a campaign folder (no campaign.json)")
+        return upgrade_manifest({}), UNVERSIONED
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise CampaignFolderError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise CampaignFolderError(f"{path}: campaign.json must be a JSON object")
+    version = version_of(raw)
+    if version is None:
+        raise CampaignFolderError(f"{path}: format_version {raw.get('format_version')!r} is not a whole number")
+    if version > FORMAT_VERSION:
+        raise CampaignFolderError(
+            f"{path}: format_version {version} is newer than this pytest-agentic reads (up to {FORMAT_VERSION}); "
+            "read it with the release that wrote it, or upgrade pytest-agentic")
+    return upgrade_manifest(raw), version
+
+
+def read_records(folder: Path, *, resumable: bool = False) -> list[RunRecord]:
+    """``folder``'s run records in file order, brought up to the current shape.
+
+    ``resumable`` reads a folder a session was writing: a line cut short by an interruption is
+    skipped (that run is run again), the last record of each run wins, and no runs.jsonl yet is no run.
+    """
+    runs = folder / "runs.jsonl"
+    if resumable and not runs.is_file():
+        return []
+    records: list[RunRecord] = []
+    for n, line in enumerate(runs.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CampaignFolderError(f"{path}: cannot read the transcript of {record['model']} "
-                                      f"{record['task']} run {record['run']}: {exc}") from None
-        if not isinstance(data, dict):
-            raise CampaignFolderError(f"{path}: a transcript must be a JSON object")
-        return data
+            raw = json.loads(line)
+        except ValueError as exc:
+            if resumable:
+                continue
+            raise CampaignFolderError(f"{runs}:{n}: not valid JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise CampaignFolderError(f"{runs}:{n}: a run record must be a JSON object")
+        missing = [k for k in REQUIRED if k not in raw]
+        if missing:
+            raise CampaignFolderError(f"{runs}:{n}: a run record lacks {', '.join(missing)}")
+        records.append(upgrade_record(raw))
+    if resumable:
+        latest = {(r["model"], r["task"], r["run"]): r for r in records}
+        records = list(latest.values())
+    return records
 
 
-def load(path: str | Path) -> StoredCampaign:
+def load(path: str | Path, *, resumable: bool = False) -> StoredCampaign:
     """Read the campaign folder at ``path`` (the folder, or its ``runs.jsonl``)."""
     path = Path(path)
     if path.is_file() and path.name == "runs.jsonl":
@@ -51,25 +128,9 @@ def load(path: str | Path) -> StoredCampaign:
         raise CampaignFolderError(f"{path}: no such campaign folder")
     if not runs.is_file():
         raise CampaignFolderError(f"{path}: not a campaign folder (it has no runs.jsonl)")
-    records: list[RunRecord] = []
-    for n, line in enumerate(runs.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise CampaignFolderError(f"{runs}:{n}: not valid JSON: {exc}") from None
-        missing = [k for k in ("task", "model", "run", "passed", "failure_mode") if k not in record]
-        if missing:
-            raise CampaignFolderError(f"{runs}:{n}: a run record lacks {', '.join(missing)}")
-        records.append(record)
-    manifest: dict[str, Any] = {}
-    if (path / "campaign.json").is_file():
-        try:
-            manifest = json.loads((path / "campaign.json").read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise CampaignFolderError(f"{path / 'campaign.json'}: not valid JSON: {exc}") from None
-    return StoredCampaign(path=path, manifest=manifest, records=records)
+    manifest, version = read_manifest(path)
+    records = read_records(path, resumable=resumable)
+    return StoredCampaign(path=path, manifest=manifest, records=records, format_version=version)
 
 
 def find(paths: list[str | Path]) -> Iterator[StoredCampaign]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..run.answerlines import TAG as ANSWER_FORMAT
 from ..run.records import FailureMode, RunRecord
@@ -15,10 +15,10 @@ from .stats import pass_at_k, pass_hat_k, wilson_interval
 Row = dict[str, Any]
 
 
-def _group(records: Iterable[RunRecord], *keys: str) -> dict[tuple[Any, ...], list[RunRecord]]:
+def _group(records: Iterable[RunRecord], *keys: Literal["model", "task"]) -> dict[tuple[Any, ...], list[RunRecord]]:
     groups: dict[tuple[Any, ...], list[RunRecord]] = defaultdict(list)
     for r in records:
-        groups[tuple(r[k] for k in keys)].append(r)  # type: ignore[literal-required]
+        groups[tuple(r[k] for k in keys)].append(r)
     return dict(sorted(groups.items()))
 
 

@@ -14,8 +14,9 @@ import pytest
 
 from .._version import __version__
 from . import provenance, tables
+from .format import FORMAT_VERSION
 from .pacing import PacingLog
-from ..run.records import RunRecord
+from ..run.records import RunRecord, Transcript
 from ..run.redact import redact
 from .summary import consistency_markdown, markdown_table, summary_markdown
 from ..run.task import BENCHMARK_REVISION
@@ -39,7 +40,9 @@ class CampaignSettings(Protocol):
     out_dir: Path
     resume_dir: Path | None
     replay: Any
-    secrets: Any
+
+    @property
+    def secrets(self) -> list[str]: ...
     shard: tuple[int, int] | None
 
     def selected_models(self) -> list[Any]: ...
@@ -72,14 +75,14 @@ class Campaign:
             manifest = load_manifest(session.resume_dir)
             self.path = session.resume_dir
             self.started_at = manifest.get("started_at", self.started_at)
-            self.resumed_at = [*manifest.get("resumed_at", []), _now()]
+            self.resumed_at = [*manifest["resumed_at"], _now()]
             self.records = load_runs(session.resume_dir)
         #: Comparison, predictions, rescore and gates (set by the controller); None in plain use.
         self.verdicts: Any = None
 
     # -- gathering ------------------------------------------------------------
-    def add(self, record: RunRecord, transcript: dict[str, Any]) -> None:
-        self.ensure_folder()
+    def add(self, record: RunRecord, transcript: Transcript) -> None:
+        path = self.ensure_folder()
         # A second net under the fixture's: nothing written carries a credential.
         record = redact(record, self.session.secrets)
         transcript = redact(transcript, self.session.secrets)
@@ -87,11 +90,11 @@ class Campaign:
         key = (record["model"], record["task"], record["run"])
         self.records = [r for r in self.records if (r["model"], r["task"], r["run"]) != key]
         self.records.append(record)
-        target = self.path / record["transcript"]
+        target = path / record["transcript"]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(transcript, indent=1, default=str), encoding="utf-8")
         # Written as soon as the run ends, so an interrupted session keeps it.
-        with (self.path / "runs.jsonl").open("a", encoding="utf-8") as fh:
+        with (path / "runs.jsonl").open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -132,9 +135,10 @@ class Campaign:
         tasks: dict[str, Any] = {}
         for r in sorted(self.records, key=_sort_key):
             tasks.setdefault(r["task"], {"name": r["task_name"], "seed": r["seed"],
-                                         "content_hash": r.get("task_hash")})
+                                         "content_hash": r["task_hash"]})
         assert self.path is not None
         return {
+            "format_version": FORMAT_VERSION,
             "campaign_id": self.path.name,
             "benchmark": "agentic-core-v1",
             "benchmark_revision": BENCHMARK_REVISION,

@@ -72,7 +72,7 @@ def task_chart(series: Sequence[Any], rows: Sequence[dict[str, Any]], runs: Sequ
     by_row = {(r["series"], r["task"]): r for r in rows}
     by_runs: dict[tuple[str, str], list[RunView]] = {}
     for run in runs:
-        by_runs.setdefault((getattr(run, "series"), run.task), []).append(run)
+        by_runs.setdefault((run.series, run.task), []).append(run)
     max_runs = max((len(v) for v in by_runs.values()), default=1)
     marks_x = LABEL_W + PLOT_W + 28
     width = marks_x + max_runs * (MARK + 3) + 10

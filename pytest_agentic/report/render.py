@@ -21,6 +21,7 @@ from typing import Any
 from .._version import __version__
 from ..campaign import stored
 from ..campaign.untrusted import printable
+from ..run.records import Transcript
 from . import charts, views
 from .verdictview import VerdictView, from_session, from_stored
 
@@ -65,8 +66,8 @@ def _environment() -> Any:
     return env
 
 
-def _transcripts(campaign: stored.StoredCampaign) -> dict[tuple[str, str, int], dict[str, Any]]:
-    out = {}
+def _transcripts(campaign: stored.StoredCampaign) -> dict[tuple[str, str, int], Transcript]:
+    out: dict[tuple[str, str, int], Transcript] = {}
     for r in campaign.records:
         try:
             out[(r["model"], r["task"], r["run"])] = campaign.transcript(r)
@@ -107,13 +108,14 @@ def page(sources: Sequence[Source], title: str | None = None) -> str:
     for i, s in enumerate(series):
         s.index = i
     by_key = {s.key: s for s in series}
-    rows, runs, modes, points, tasks = [], [], [], [], {}
+    rows, runs, modes, points = [], [], [], []
+    tasks: dict[str, dict[str, Any]] = {}
     for c in campaigns:
         keys = {s.model: s.key for s in c.series}
         for r in c.task_rows:
             rows.append({**r, "series": keys[r["model"]]})
         for run in c.runs:
-            run.series = keys[run.model]  # type: ignore[attr-defined]
+            run.series = keys[run.model]
             runs.append(run)
         for m in c.modes:
             modes.append({**m, "series": keys[m["model"]]})

@@ -7,6 +7,7 @@ escapes all of it (autoescape), so nothing here may produce markup.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,8 @@ class RunView:
     reason: Text | None
     transcript_file: str
     available: bool
+    #: The key of the series (campaign and model) the run belongs to on a page of several (``render.page``).
+    series: str = ""
 
     @property
     def outcome(self) -> str:
@@ -90,7 +93,7 @@ def _arguments(call: dict[str, Any], log: dict[str, Any] | None) -> Text:
         return text(raw)
 
 
-def steps_of(transcript: dict[str, Any]) -> list[Step]:
+def steps_of(transcript: Mapping[str, Any]) -> list[Step]:
     """The conversation in order; each tool call is paired with its logged result (in call order)."""
     logs = list(transcript.get("tool_calls") or [])
     used = 0
@@ -124,12 +127,12 @@ def steps_of(transcript: dict[str, Any]) -> list[Step]:
     return steps
 
 
-def run_view(record: RunRecord, transcript: dict[str, Any] | None, run_id: str) -> RunView:
+def run_view(record: RunRecord, transcript: Mapping[str, Any] | None, run_id: str) -> RunView:
     available = transcript is not None
     transcript = transcript or {}
     final = transcript.get("final_answer")
     # The stop reason has its own line; the other tags are shown when set.
-    shown_tags = [(k, v) for k, v in sorted(record.get("tags", {}).items())
+    shown_tags = [(k, v) for k, v in sorted(record["tags"].items())
                   if v not in (0, False, None, "") and k != "stop_reason"]
     steps = steps_of(transcript)
     last = steps[-1] if steps else None
@@ -137,10 +140,9 @@ def run_view(record: RunRecord, transcript: dict[str, Any] | None, run_id: str) 
             and last.content is not None and last.content.text.strip() == str(final).strip()):
         steps.pop()  # the answering turn: shown once, as the final answer
     return RunView(
-        id=run_id, task=record["task"], task_name=record.get("task_name", ""), model=record["model"],
-        run=record["run"], passed=bool(record["passed"]), mode=record.get("failure_mode"), record=record,
+        id=run_id, task=record["task"], task_name=record["task_name"], model=record["model"],
+        run=record["run"], passed=bool(record["passed"]), mode=record["failure_mode"], record=record,
         tags=shown_tags, steps=steps, final_answer=text(final) if final is not None else None,
-        reason=text(record.get("reason") or record.get("infra_cause")) if (record.get("reason") or
-                                                                           record.get("infra_cause")) else None,
-        transcript_file=record.get("transcript", ""), available=available,
+        reason=text(why) if (why := record["reason"] or record["infra_cause"]) else None,
+        transcript_file=record["transcript"], available=available,
     )

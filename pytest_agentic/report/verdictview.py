@@ -8,7 +8,7 @@ copied ``predictions.yaml`` (scored again on the stored runs) and the earlier ca
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,14 +46,14 @@ def _comparison(view: VerdictView, comparison: compare.Comparison) -> None:
     view.unmatched = list(comparison.unmatched)
 
 
-def _rescore(view: VerdictView, manifest: dict[str, Any], records: Sequence[RunRecord]) -> None:
+def _rescore(view: VerdictView, manifest: Mapping[str, Any], records: Sequence[RunRecord]) -> None:
     if manifest.get("rescore_of") or any(r.get("rescore_of") for r in records):
         view.rescore_of = str(manifest.get("rescore_of") or next(r["rescore_of"] for r in records
                                                                   if r.get("rescore_of")))
         view.rescore_rows = rescore.changed_rows([dict(r) for r in records])
 
 
-def _gates(view: VerdictView, manifest: dict[str, Any]) -> None:
+def _gates(view: VerdictView, manifest: Mapping[str, Any]) -> None:
     gates = manifest.get("gates")
     if isinstance(gates, dict):
         view.gates = [g for g in gates.get("results") or [] if isinstance(g, dict)]
@@ -61,7 +61,7 @@ def _gates(view: VerdictView, manifest: dict[str, Any]) -> None:
         view.exit_status = gates.get("exit_status")
 
 
-def from_session(verdicts: Any, records: Sequence[RunRecord], manifest: dict[str, Any]) -> VerdictView:
+def from_session(verdicts: Any, records: Sequence[RunRecord], manifest: Mapping[str, Any]) -> VerdictView:
     """The view of a live session's ``verdicts.wiring.Verdicts`` (after ``evaluate``)."""
     view = VerdictView()
     if verdicts.comparison is not None:
@@ -75,7 +75,7 @@ def from_session(verdicts: Any, records: Sequence[RunRecord], manifest: dict[str
     return view
 
 
-def from_stored(folder: Path, manifest: dict[str, Any], records: Sequence[RunRecord]) -> VerdictView:
+def from_stored(folder: Path, manifest: Mapping[str, Any], records: Sequence[RunRecord]) -> VerdictView:
     """The view of a stored campaign's verdicts, read back from its folder."""
     view = VerdictView()
     compared = manifest.get("compared_with")

@@ -8,7 +8,7 @@ interval is the ``ci95_low``/``ci95_high`` of each model's ``ALL`` row.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +47,7 @@ class CampaignView:
     id: str
     anchor: str
     prefix: str
-    manifest: dict[str, Any]
+    manifest: Mapping[str, Any]
     records: list[RunRecord]
     series: list[Series]
     max_k: int
@@ -65,7 +65,7 @@ class CampaignView:
     errors: list[str] = field(default_factory=list)
 
 
-def _max_k(records: Sequence[RunRecord], manifest: dict[str, Any]) -> int:
+def _max_k(records: Sequence[RunRecord], manifest: Mapping[str, Any]) -> int:
     runs = manifest.get("runs")
     if isinstance(runs, int) and runs > 0:
         return runs
@@ -118,8 +118,8 @@ def _consistency(records: Sequence[RunRecord], runs: Sequence[RunView]) -> list[
     return [{**row, "failed": failed.get((row["model"], row["task"]), [])} for row in tables.consistency(records)]
 
 
-def build(campaign_id: str, manifest: dict[str, Any], records: Sequence[RunRecord],
-          transcripts: dict[tuple[str, str, int], dict[str, Any]], *, prefix: str = "",
+def build(campaign_id: str, manifest: Mapping[str, Any], records: Sequence[RunRecord],
+          transcripts: Mapping[tuple[str, str, int], Mapping[str, Any]], *, prefix: str = "",
           label_with_campaign: bool = False, verdicts: Any = None) -> CampaignView:
     """The view of one campaign; ``transcripts`` by (model, task, run), missing ones shown as missing."""
     records = sorted(records, key=lambda r: (r["model"], r["task"], r["run"]))
@@ -130,7 +130,7 @@ def build(campaign_id: str, manifest: dict[str, Any], records: Sequence[RunRecor
     task_rows = [r for r in tables.pass_rate_by_task(records, max_k) if r["task"] != "ALL"]
     names: dict[str, str] = {}
     for r in records:
-        names.setdefault(r["task"], r.get("task_name") or "")
+        names.setdefault(r["task"], r["task_name"])
     runs = []
     errors = []
     for r in records:

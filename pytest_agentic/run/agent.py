@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
+from dataclasses import replace
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import history, textcalls
-from .limits import Limits
+from .limits import RUN_GRACE_S, TOOL_GRACE_S, Deadline, Limits
 from .llm import InfraError, call_model
 from .models import ModelEntry
-from .records import RunResult, ToolCallLog
+from .records import Message, MessageToolCall, RunResult, ToolCallLog
 from .refusals import ModelRefusal
 from .tools import Tool, ToolError, Workspace
 
@@ -41,7 +43,7 @@ def _text(value: Any, limit: int = MAX_TEXT_CHARS) -> str:
     return text
 
 
-def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], int]:
+def _message_dict(message: Any, turn: int) -> tuple[Message, list[str], int]:
     """The assistant message as the run keeps it, each call's type, and how many calls were dropped.
 
     Tool call ids are made unique and non-empty (an endpoint may repeat or omit them; each
@@ -49,9 +51,11 @@ def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], i
     the next request may carry); the type the endpoint gave is returned apart, to be judged.
     """
     content = getattr(message, "content", None)
-    out: dict[str, Any] = {"role": "assistant", "content": _text(content) if isinstance(content, str) else None}
+    out: Message = {"role": "assistant", "content": _text(content) if isinstance(content, str) else None}
     calls = list(getattr(message, "tool_calls", None) or [])
-    kept, kinds, seen = [], [], set()
+    kept: list[MessageToolCall] = []
+    kinds: list[str] = []
+    seen: set[str] = set()
     for index, c in enumerate(calls[:MAX_CALLS_PER_MESSAGE], start=1):
         function = getattr(c, "function", None)
         call_id = _text(getattr(c, "id", None), 200)
@@ -59,9 +63,9 @@ def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], i
             call_id = f"call_{turn}_{index}"
         seen.add(call_id)
         raw = getattr(function, "arguments", None)
-        entry = {"id": call_id, "type": "function",
-                 "function": {"name": _text(getattr(function, "name", None), 200),
-                              "arguments": _text(raw if isinstance(raw, str) else "", MAX_TEXT_CHARS)}}
+        entry: MessageToolCall = {"id": call_id, "type": "function",
+                                  "function": {"name": _text(getattr(function, "name", None), 200),
+                                               "arguments": _text(raw if isinstance(raw, str) else "", MAX_TEXT_CHARS)}}
         kind = getattr(c, "type", None) or "function"
         kinds.append(_text(kind, 200) if isinstance(kind, str) else type(kind).__name__)
         kept.append(entry)
@@ -73,7 +77,7 @@ def _message_dict(message: Any, turn: int) -> tuple[dict[str, Any], list[str], i
 class ToolRunner:
     """Executes one run's tool calls and judges each: hallucinated, redundant, or fine."""
 
-    def __init__(self, workspace: Workspace, tools: list[Tool], faults: Mapping[str, list[str]]) -> None:
+    def __init__(self, workspace: Workspace, tools: list[Tool], faults: Mapping[str, list[Any]]) -> None:
         self.workspace = workspace
         self.tools = {t.name: t for t in tools}
         from jsonschema import Draft202012Validator  # here, not at plugin import (a tenth of a second)
@@ -82,6 +86,17 @@ class ToolRunner:
         self.faults = {name: list(msgs) for name, msgs in faults.items()}
         self.previous: tuple[str, str, str] | None = None
         self.seconds = 0.0
+
+    def _fault(self, name: str, args: Mapping[str, Any]) -> str | None:
+        """The injected error that answers this call, taken off the tool's list; None when there is none."""
+        pending = self.faults.get(name)
+        if not pending:
+            return None
+        answers = getattr(pending[0], "answers", None)  # a ToolFault answers only the call it names
+        if answers is not None and not answers(args):
+            return None
+        fault = pending.pop(0)
+        return str(getattr(fault, "message", fault))
 
     def execute(self, turn: int, call_id: str, name: str, raw: str, kind: str = "function") -> ToolCallLog:
         start = time.monotonic()
@@ -108,13 +123,10 @@ class ToolRunner:
                         hallucinated = f"arguments do not fit the schema: {errors[0].message}"
         if hallucinated:
             ok, result = False, f"ERROR: {hallucinated}. Offered tools: {', '.join(self.tools)}."
-        elif self.faults.get(name):
-            ok, result = False, f"ERROR: {self.faults[name].pop(0)}"
+        elif (fault := self._fault(name, args or {})) is not None:
+            ok, result = False, f"ERROR: {fault}"
         else:
-            try:
-                ok, result = True, self.tools[name].call(self.workspace, args or {})
-            except ToolError as exc:
-                ok, result = False, f"ERROR: {exc}"
+            ok, result = self._call(name, args or {})
         key = (name, _canonical(args, raw), result)
         redundant = key == self.previous
         self.previous = key
@@ -122,6 +134,20 @@ class ToolRunner:
         self.seconds += duration
         return ToolCallLog(turn=turn, id=call_id, name=name, raw_arguments=raw, arguments=args, result=result,
                            ok=ok, hallucinated=hallucinated, redundant=redundant, duration_s=round(duration, 4))
+
+
+    def _call(self, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+        """The tool's answer, or an error when it did not return by its timeout (plus a grace): the
+        call is abandoned, from outside, whatever it is blocked on (``limits.Deadline``)."""
+        tool, timeout = self.tools[name], self.workspace.tool_timeout + TOOL_GRACE_S
+        try:
+            returned, value = Deadline(lambda: tool.call(self.workspace, args), f"agentic-tool-{name}").wait(timeout)
+        except ToolError as exc:
+            return False, f"ERROR: {exc}"
+        if not returned:
+            return False, (f"ERROR: {name} did not return within {timeout:g}s and was abandoned by the harness "
+                           "(the tool's time limit)")
+        return True, str(value)
 
 
 def _canonical(args: dict[str, Any] | None, raw: str) -> str:
@@ -138,15 +164,17 @@ def run_agent(
     tools: list[Tool],
     limits: Limits,
     metadata: Mapping[str, Any],
-    faults: Mapping[str, list[str]] | None = None,
+    faults: Mapping[str, list[Any]] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    into: RunResult | None = None,
 ) -> RunResult:
     """Drive the model on ``prompt`` until it answers or a limit stops it.
 
     ``should_stop`` is asked before each model call; when it says yes (the session is
     stopping: ``-x``, Ctrl-C) the run ends as ``cancelled``, a run that is never judged.
+    The result is filled in ``into`` as the run goes (``run_bounded`` reads it when it abandons the run).
     """
-    result = RunResult(workspace=workspace.root, cost_usd=0.0)
+    result = into if into is not None else RunResult(workspace=workspace.root, cost_usd=0.0)
     system_text = SYSTEM_PROMPT + ("\n\n" + system if system else "")
     result.messages = [{"role": "system", "content": system_text}, {"role": "user", "content": prompt}]
     runner = ToolRunner(workspace, tools, faults or {})
@@ -226,4 +254,36 @@ def run_agent(
     return result
 
 
-__all__ = ["InfraError", "ToolRunner", "run_agent"]
+def run_bounded(*, limits: Limits, workspace: Workspace, should_stop: Callable[[], bool] | None = None,
+                poll: Callable[[], None] | None = None, **kwargs: Any) -> RunResult:
+    """``run_agent``, ended from outside when it outlives ``max_seconds`` plus ``RUN_GRACE_S``.
+
+    The loop checks its clock only between calls; a call that never returns would hold the run
+    for ever. Here the run goes on a thread of its own and is waited on with a deadline: past it,
+    what the run did so far comes back with stop reason ``max_seconds`` (judged as the model's,
+    ``gave_up_mid_plan``), and the stuck thread is told to stop at its next turn and left behind.
+    """
+    live = RunResult(workspace=workspace.root, cost_usd=0.0)
+    abandoned = threading.Event()
+
+    def stop() -> bool:
+        return abandoned.is_set() or (should_stop is not None and should_stop())
+
+    started = time.monotonic()
+    seconds = limits.max_seconds + RUN_GRACE_S
+    try:
+        returned, value = Deadline(lambda: run_agent(limits=limits, workspace=workspace, should_stop=stop,
+                                                     into=live, **kwargs), "agentic-run").wait(seconds, poll)
+    except BaseException:  # Ctrl-C or SIGTERM while waiting: the run stops at its next turn
+        abandoned.set()
+        raise
+    if returned:
+        assert value is not None
+        return value
+    abandoned.set()
+    cut = replace(live, messages=list(live.messages), tool_calls=list(live.tool_calls), final_answer=None,
+                  stop_reason="max_seconds", latency_s=round(time.monotonic() - started, 4))
+    return cut
+
+
+__all__ = ["InfraError", "ToolRunner", "run_agent", "run_bounded"]

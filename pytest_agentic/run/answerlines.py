@@ -1,28 +1,41 @@
-"""Answer lines: the labelled lines of a reply that revision 3's answer tasks judge, and nothing else.
+"""Answer lines: the labelled lines of a reply that the answer tasks judge, and nothing else.
 
 A prompt states the form of its answer: labelled lines at the end of the reply, one fact each
-(``ANSWER: 8288``; ``VALUE: 4197`` and ``FUNCTION: shop/shipping/banded.py:fee``). The reply's
-other text is free and never judged: it may reason, name every other candidate to rule it out,
-quote logs and add side figures.
+(``ANSWER: 8288``; ``VALUE: 4197`` and ``FUNCTION: shop/shipping/banded.py:fee``). Every judged
+line has a closed form: an id, a number, an identifier, a path, or one word from a set the prompt
+defines; a task gives the parser of that form (``Field.candidates``), and nothing else on the line
+is read. The reply's other text is free and never judged: it may reason, name every other candidate
+to rule it out, quote logs and add side figures.
 
-Reading is tolerant of form and strict on content:
+**The form rule** (tolerant, the same on every task):
 
 - a line counts wherever it stands after the reasoning block (``<think>...</think>``; see
   :func:`~pytest_agentic.run.answers.final_claim`), in or out of a code block: the prompt asks for
   the lines at the end, but a sign-off or an offer after them is free text like the rest;
 - the label is matched whatever its case and spacing, after list bullets, numbers, quote markers,
   heading marks or an emoji, inside Markdown emphasis or a code span (``**Answer:** `8288```, ``> - answer : 8288``);
+- the label's separator may be a colon, a dash or an equals sign (:data:`SEPARATORS`:
+  ``ANSWER: 8288``, ``ANSWER - 8288``, ``ANSWER = 8288``; also a full-width colon, an en or em dash);
 - the value loses its emphasis, code spans, HTML and LaTeX wrappers, surrounding quotes, a
-  trailing period and a note after it, in brackets or after a dash (``8288 (from config/v2)``,
-  ``4197 — the banded fee``); numbers may be grouped (``1,790``) and carry their unit
+  trailing period and a note after it, in brackets or after a spaced dash (``8288 (from config/v2)``,
+  ``4197 \u2014 the banded fee``); numbers may be grouped (``1,790``) and carry their unit
   (``1790 cents``, ``port 8288``);
-- a value must hold exactly one candidate: two lines of one label that disagree, or one line
-  that offers two candidates (``8288 or 8693``, or a note that offers one with a word such as
-  "or", "maybe", "if", "also", "both": ``8288 (or 8693 on old hosts)``), is a hedge and fails
-  as a wrong answer; a note may name another candidate to set it aside (``8288 (not 8693)``);
-- a missing line, or one that holds no candidate, fails as ``wrong_answer`` with the tag
-  ``answer_format`` (:data:`TAG`): the reply was not in the stated form, which is not the same
-  thing as a wrong value.
+- a line ends where another of the task's labels starts (``ASSUMPTION: ... QUESTION: ...`` on one
+  line is two lines): each line is read only under its own label.
+
+**The hedge rule** (strict, the same on every task): the judged lines together name exactly one
+candidate of each judged kind. A line is a hedge, and fails as a wrong answer, when its value offers
+two candidates (``8288 or 8693``), when two lines of one label disagree, or when a line, its note
+included, names any candidate of a judged kind other than the one given for that kind, whatever the
+words around it (``8288 (or 8693)``, ``8288 (not 8693)``, ``fee (alt. standard.py:fee)``). A
+candidate is what the kind's parser reads (its ``mentions``, by default its ``candidates``), so
+context that the parser does not read as a candidate (``via quote()``, a bare function name where
+the form is ``path.py:function``) is allowed; no word ("or", "not", "maybe") is read. Prompts
+say that the lines hold the answer alone.
+
+A missing line, or one that holds no candidate, fails as ``wrong_answer`` with the tag
+``answer_format`` (:data:`TAG`): the reply was not in the stated form, which is not the same thing
+as a wrong value.
 
 The reader is deterministic, written by hand: the form is this project's own contract, and
 no parsing library knows it.
@@ -31,7 +44,7 @@ no parsing library knows it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
 from .answers import final_claim, markup_removed
@@ -40,16 +53,20 @@ from .answers import final_claim, markup_removed
 TAG = "answer_format"
 #: How a checker's message starts when the reply is not in the stated form (see :func:`unreadable`).
 _PREFIX = f"{TAG}: "
+#: What may stand between a label and its value: a colon, a dash or an equals sign (and their
+#: full-width colon, en and em dash variants).
+SEPARATORS = (":", "-", "=")
+_SEPARATOR = r"(?::|\uff1a|=|(?:--?|\u2013|\u2014)(?=\s))"  # a dash stands apart: "answer-wise" is a word
 
 #: What may stand before a label: indentation, quote markers, list bullets and numbers, heading marks, an
 #: emoji or another symbol ("\u2705 ANSWER: 8288").
 _LEAD = r"^[ \t]*(?:(?:>|[-*+\u2022]|\d{1,2}[.)]|#{1,6}|[^\w\s`*_<])[ \t]*)*"
 _WRAP = r"(?:\*\*|__|[*_`])*"
 _NOTE = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\])\s*|\s+(?:\u2014|\u2013|--?)\s+.*$")
-#: Words by which a note offers another candidate: "(or 8693 on old hosts)", "(check 8693 too)".
-_HEDGE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|alternatively|either|might|could|unless|if|also|both|too|"
-                    r"as well)\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[,_]\d{3})+(?![\d])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+
+#: A closed form's parser: the candidates a text offers, in order, each comparable (an int, an id).
+Parser = Callable[[str], Sequence[Hashable]]
 
 
 class Line(NamedTuple):
@@ -60,8 +77,25 @@ class Line(NamedTuple):
     value: str
     #: What the line adds in brackets or after a dash ("from config/v2"), or "".
     note: str
-    #: The whole value as written, clean of markup, note included: what a free-text rule reads.
+    #: The whole value as written, clean of markup, note included: what the hedge rule reads.
     text: str
+
+
+class Field(NamedTuple):
+    """One judged line of a task's answer: its label and the parser of its closed form."""
+
+    #: The label as a regular expression (spaces match any spacing, ``_`` or ``-``), any case: "answer".
+    label: str
+    #: The label as the prompt writes it, for messages: "ANSWER:".
+    shown: str
+    #: What a value offers: the candidates of the closed form (ports, ids, functions) read from it.
+    candidates: Parser
+    #: What a line or its note names of this kind, for the hedge rule; ``None``: the same as ``candidates``.
+    #: A task gives a wider reader where a looser spelling still names a candidate ("standard.fee").
+    mentions: Parser | None = None
+    #: Whether the reply must hold this line; an optional field without a line is given as None, and
+    #: then any candidate of its kind on another judged line is a hedge.
+    required: bool = True
 
 
 def unreadable(message: str) -> NoReturn:
@@ -84,14 +118,44 @@ def _clean(value: str) -> str:
     return value.strip().strip("\"'").strip().rstrip(".").strip().strip("\"'").strip()
 
 
-def find(text: str, label: str) -> list[Line]:
-    """Every line of ``text`` labelled ``label`` (a regular expression; spaces match any spacing or
-    ``_``), after its reasoning block, as (label, value, note)."""
+def _labelled(label: str) -> str:
+    """A label as it may be written at the start of a line, up to and with its separator."""
     pattern = label.replace(" ", r"[\s_-]*")
-    line = re.compile(rf"{_LEAD}{_WRAP}[ \t]*({pattern})[ \t]*{_WRAP}[ \t]*[:=\uff1a][ \t]*(?:\*\*|[*`])*(.*)$",
-                      re.IGNORECASE | re.MULTILINE)
+    return rf"{_WRAP}[ \t]*({pattern})[ \t]*{_WRAP}[ \t]*{_SEPARATOR}[ \t]*(?:\*\*|[*`])*"
+
+
+def _split(text: str, labels: Sequence[str]) -> str:
+    """``text`` with a line break before every label of ``labels`` that follows another on its line:
+    ``ASSUMPTION: x QUESTION: y`` becomes two lines, so each is read only under its own label."""
+    heads = [(label, re.compile(_LEAD + _labelled(label), re.IGNORECASE)) for label in labels]
     out = []
-    for m in line.finditer(markup_removed(final_claim(text))):  # <p><b>ANSWER:</b> 8288</p> is a line too
+    for line in text.split("\n"):
+        for label, head in heads:
+            m = head.match(line)
+            if m is None:
+                continue
+            others = "|".join(f"(?:{o})" for o in labels if o != label)
+            if others:
+                inner = re.compile(r"(?<=[\s(\[;,.])" + _labelled(others), re.IGNORECASE)
+                rest = inner.sub(lambda x: "\n" + x.group(0), line[m.end():])
+                line = line[:m.end()] + rest
+            break
+        out.append(line)
+    return "\n".join(out)
+
+
+def find(text: str, label: str, others: Sequence[str] = ()) -> list[Line]:
+    """Every line of ``text`` labelled ``label`` (a regular expression; spaces match any spacing,
+    ``_`` or ``-``), after its reasoning block, as (label, value, note, text).
+
+    ``others``: the task's other labels; a line ends where one of them starts (``ASSUMPTION: x
+    QUESTION: y`` gives ``x`` under ``assumption`` and ``y`` under ``question``)."""
+    body = markup_removed(final_claim(text))  # <p><b>ANSWER:</b> 8288</p> is a line too
+    if others:
+        body = _split(body, [label, *others])
+    line = re.compile(_LEAD + _labelled(label) + "(.*)$", re.IGNORECASE | re.MULTILINE)
+    out = []
+    for m in line.finditer(body):
         raw = _clean(m.group(2))
         notes = [n.strip(" ()[]\u2014\u2013-") for n in _NOTE.findall(raw)]
         value = _clean(_NOTE.sub(" ", raw))
@@ -108,44 +172,79 @@ def number(value: str) -> list[int | float]:
     return out
 
 
-def read(text: str, label: str, shown: str, candidates: Callable[[str], Sequence[Any]]) -> Any:
-    """The one candidate the ``label`` lines of ``text`` give; fails the run otherwise.
+def _distinct(items: Sequence[Hashable]) -> list[Hashable]:
+    return list(dict.fromkeys(items))
 
-    ``shown`` is the label as the prompt writes it (for messages), ``candidates`` what a value
-    offers (numbers, ids, functions). No line, or lines with no candidate: ``answer_format``.
-    Lines that disagree, or a line or its note offering a second candidate: a hedge.
-    """
-    lines = find(text, label)
-    if not lines:
-        unreadable(f"the reply has no `{shown}` line")
-    given = []
-    for line in lines:
-        found = list(dict.fromkeys(candidates(line.value)))
-        if len(found) > 1:
-            raise AssertionError(f"the `{shown}` line offers {len(found)} candidates ({line.value!r}): a hedge")
-        extra = [c for c in dict.fromkeys(candidates(line.note)) if c not in found]
-        if found and extra and _HEDGE.search(line.note):
-            raise AssertionError(f"the `{shown}` line's note offers another candidate ({line.note!r}): a hedge")
-        given += found
-    if not given:
-        unreadable(f"the `{shown}` line holds no readable value ({lines[0].value!r})")
-    distinct = list(dict.fromkeys(given))
-    if len(distinct) > 1:
-        raise AssertionError(f"the `{shown}` lines disagree ({', '.join(map(str, distinct))}): a hedge")
-    return distinct[0]
+
+def sheet(text: str, *fields: Field) -> tuple[Any, ...]:
+    """The one candidate each field's lines give, in the order of ``fields``; fails the run otherwise.
+
+    The form rule and the hedge rule of this module's docstring, applied to all ``fields`` at once:
+    no line of a required field, or lines with no candidate, fails as ``answer_format``; a value with two candidates,
+    lines of one label that disagree, or any line (note included) that names a candidate of any
+    field other than the one given for that field, fails as a hedge."""
+    labels = [f.label for f in fields]
+    read = {f.label: find(text, f.label, [o for o in labels if o != f.label]) for f in fields}
+    given: list[Any] = []
+    for f in fields:
+        lines = read[f.label]
+        if not lines and not f.required:
+            given.append(None)
+            continue
+        if not lines:
+            unreadable(f"the reply has no `{f.shown}` line")
+        found: list[Hashable] = []
+        for line in lines:
+            offered = _distinct(f.candidates(line.value))
+            if len(offered) > 1:
+                raise AssertionError(f"the `{f.shown}` line offers {len(offered)} candidates ({line.value!r}): a hedge")
+            found += offered
+        if not found:
+            unreadable(f"the `{f.shown}` line holds no readable value ({lines[0].value!r})")
+        distinct = _distinct(found)
+        if len(distinct) > 1:
+            raise AssertionError(f"the `{f.shown}` lines disagree ({', '.join(map(str, distinct))}): a hedge")
+        given.append(distinct[0])
+    for f, answer in zip(fields, given):
+        mentions = f.mentions or f.candidates
+        for g in fields:
+            for line in read[g.label]:
+                extra = [c for c in _distinct(mentions(line.text)) if c != answer]
+                if extra:
+                    where = "line's note" if extra[0] in mentions(line.note) else "line"
+                    raise AssertionError(
+                        f"the `{g.shown}` {where} names {extra[0]} besides "
+                        f"{'nothing' if answer is None else answer} ({line.text!r}): "
+                        "a second candidate on a judged line is a hedge")
+    return tuple(given)
+
+
+def read(text: str, label: str, shown: str, candidates: Parser) -> Any:
+    """The one candidate the ``label`` lines of ``text`` give (a sheet of one field; see :func:`sheet`)."""
+    return sheet(text, Field(label, shown, candidates))[0]
+
+
+def integers(value: str) -> list[int]:
+    """The whole numbers a value holds (``1,790``, ``1790 cents``, ``port 8288``): an integer's closed form."""
+    return [int(n) for n in number(value) if float(n).is_integer()]
 
 
 def integer(text: str, label: str, shown: str) -> int:
     """The one whole number the ``label`` lines give (``1,790``, ``1790 cents``, ``port 8288``)."""
-    return read(text, label, shown, lambda v: [int(n) for n in number(v) if float(n).is_integer()])
+    return read(text, label, shown, integers)
+
+
+def tokens(pattern: re.Pattern[str]) -> Parser:
+    """The parser of a token form (an event or query id): every match's group 1, lower-cased."""
+    return lambda value: [m.group(1).lower() for m in pattern.finditer(value)]
 
 
 def token(text: str, label: str, shown: str, pattern: re.Pattern[str]) -> str:
     """The one token (its group 1, lower-cased) the ``label`` lines give: an event or query id."""
-    return read(text, label, shown, lambda v: [m.group(1).lower() for m in pattern.finditer(v)])
+    return read(text, label, shown, tokens(pattern))
 
 
-def note(model: str, runs: Sequence[dict[str, Any]]) -> str | None:
+def note(model: str, runs: Sequence[Mapping[str, Any]]) -> str | None:
     """The campaign note for a model whose runs were failed for their form, or None."""
     hit = [r for r in runs if (r.get("tags") or {}).get(TAG)]
     if not hit:
@@ -155,4 +254,5 @@ def note(model: str, runs: Sequence[dict[str, Any]]) -> str | None:
             "its prose said; these are not wrong values")
 
 
-__all__ = ["Line", "TAG", "find", "integer", "is_format_failure", "note", "number", "read", "token", "unreadable"]
+__all__ = ["SEPARATORS", "TAG", "Field", "Line", "Parser", "find", "integer", "integers", "is_format_failure", "note",
+           "number", "read", "sheet", "token", "tokens", "unreadable"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -66,9 +67,9 @@ def _call(call: dict[str, Any]) -> dict[str, Any]:
     return {**call, "id": readable_id(call.get("id")), "function": sent}
 
 
-def sendable(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sendable(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The conversation to send: ``messages`` with every tool call in a form a server reads back."""
-    out = []
+    out: list[Mapping[str, Any]] = []
     for message in messages:
         calls = message.get("tool_calls") if message.get("role") == "assistant" else None
         if calls:

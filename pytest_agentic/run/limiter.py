@@ -356,8 +356,8 @@ def retry_after(headers: Mapping[str, str], now: Callable[[], float] = time.time
     if wait is None:
         resets = [_duration(headers.get(f"x-ratelimit-reset-{kind}", ""))
                   for kind in ("requests", "tokens") if headers.get(f"x-ratelimit-remaining-{kind}", "").strip() == "0"]
-        resets = [r for r in resets if r is not None]
-        wait = max(resets) if resets else None
+        known = [r for r in resets if r is not None]
+        wait = max(known) if known else None
     if wait is None or not math.isfinite(wait):
         return None
     return min(RETRY_AFTER_CAP_S, max(0.0, wait))

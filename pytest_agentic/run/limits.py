@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+#: Seconds past ``tool_timeout_s`` after which a tool call that has not returned is abandoned.
+TOOL_GRACE_S = 5.0
+#: Seconds past ``max_seconds`` after which a run that has not ended is abandoned (``max_seconds``).
+RUN_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -49,3 +57,50 @@ class Limits:
 
 
 LIMIT_NAMES = tuple(f.name for f in fields(Limits))
+
+
+class Deadline(Generic[T]):
+    """``fn`` run on a daemon thread and waited on for ``seconds`` at most, from outside it.
+
+    What does not return in time is abandoned: its thread is left to end on its own (a daemon, so it
+    never holds the process at exit) and the caller goes on. This is how a limit binds code that may
+    block where no check of the clock runs: a tool opening a pipe, a run stuck in a call.
+    """
+
+    def __init__(self, fn: Callable[[], T], name: str) -> None:
+        self._fn = fn
+        self._done = threading.Event()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # handed to the waiter
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def wait(self, seconds: float, poll: Callable[[], None] | None = None) -> tuple[bool, T | None]:
+        """(True, value) when ``fn`` returned in time (its exception is raised here), else (False, None).
+
+        ``poll`` is called about ten times a second while waiting (the scheduler tops up its runs).
+        """
+        if not self._thread.is_alive() and not self._done.is_set():
+            self._thread.start()
+        end = _now() + seconds
+        while not self._done.wait(min(0.1, max(end - _now(), 0.0)) if poll else max(end - _now(), 0.0)):
+            if _now() >= end:
+                return False, None
+            if poll is not None:
+                poll()
+        if self._error is not None:
+            raise self._error
+        return True, self._value
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()

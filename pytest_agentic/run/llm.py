@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,8 @@ class InfraError(Exception):
 
 #: The one warning litellm raises, at its import and at its first completion (when pydantic builds
 #: its response models): pydantic on litellm's TypedDicts with ``ReadOnly`` items.
-_IMPORT_NOISE = dict(message=r".*using the `ReadOnly` qualifier", category=UserWarning, module=r"pydantic\.")
+#: The pydantic warning litellm's import raises (message and module, as regular expressions).
+_IMPORT_NOISE = (r".*using the `ReadOnly` qualifier", r"pydantic\.")
 _import_lock = threading.Lock()
 _imported = False
 
@@ -42,7 +43,7 @@ def quiet_import_noise() -> None:
     (collection, each test) starts from, whichever thread imports litellm and whenever. A filter
     added inside a context, such as from the preload thread during collection, leaves with it.
     """
-    warnings.filterwarnings("ignore", **_IMPORT_NOISE)  # type: ignore[arg-type]
+    warnings.filterwarnings("ignore", message=_IMPORT_NOISE[0], category=UserWarning, module=_IMPORT_NOISE[1])
 
 
 def litellm_module() -> Any:
@@ -186,15 +187,15 @@ class CallOutcome:
 
 def backoff_delay(attempt: int, *, base: float = 1.0, cap: float = 30.0, rng: random.Random | None = None) -> float:
     """Capped exponential backoff with full jitter, for retry ``attempt`` (0-based)."""
-    rng = rng or random
-    return rng.uniform(0, min(cap, base * (2**attempt)))
+    uniform = rng.uniform if rng is not None else random.uniform
+    return uniform(0, min(cap, base * (2**attempt)))
 
 
 def call_model(
     entry: ModelEntry,
     *,
     api_base: str | None,
-    messages: list[dict[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
     tools: list[dict[str, Any]],
     metadata: Mapping[str, Any],
     limits: Limits,

@@ -65,7 +65,7 @@ class RunResult:
     final_answer: str | None = None
     stop_reason: StopReason = "not_started"
     tool_calls: list[ToolCallLog] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
     turns: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -111,8 +111,56 @@ class RunResult:
                 if c["ok"] and c["arguments"] and isinstance(c["arguments"].get("path"), str)]
 
 
+class FunctionCall(TypedDict):
+    """The function part of a tool call as the conversation carries it."""
+
+    name: str
+    #: The argument text as the model sent it (cut to the harness's bound).
+    arguments: str
+
+
+class MessageToolCall(TypedDict):
+    """One tool call of an assistant message, in OpenAI's chat format."""
+
+    id: str
+    type: str
+    function: FunctionCall
+
+
+#: Who wrote a message of the conversation.
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class Message(TypedDict):
+    """One message of a run's conversation (``RunResult.messages``, a transcript's ``messages``).
+
+    New keys are added as ``NotRequired``: a transcript written before them lacks them.
+    """
+
+    role: Role
+    #: The text; None for an assistant message that only calls tools.
+    content: str | None
+    #: The calls of an assistant message (absent when it made none).
+    tool_calls: NotRequired[list[MessageToolCall]]
+    #: The call a ``tool`` message answers.
+    tool_call_id: NotRequired[str]
+
+
+class OriginalVerdict(TypedDict):
+    """What a rescored run's original campaign judged (``RunRecord.original``)."""
+
+    passed: bool
+    failure_mode: str | None
+
+
 class RunRecord(TypedDict):
-    """One line of ``runs.jsonl``; rides from worker to controller on the report."""
+    """One line of ``runs.jsonl``; rides from worker to controller on the report (a plain dict).
+
+    Every key below is written by the current writer. A folder written before a key existed is
+    read through ``campaign.stored``, which fills it in (None: unknown), so consumers index it
+    directly. A key added later: add it here as ``NotRequired`` (or required, with its default
+    for older folders in ``campaign.format.RECORD_DEFAULTS``).
+    """
 
     task: str
     task_name: str
@@ -134,7 +182,46 @@ class RunRecord(TypedDict):
     infra_cause: str | None
     #: Why the checker rejected the run (first line of the assertion), or None.
     reason: str | None
+    #: The transcript's path, relative to the campaign folder.
     transcript: str
+    #: The task instance's content hash (``TaskInstance.content_hash``), or None when unknown.
+    task_hash: str | None
     #: How the run's model-written code was contained (kind and version; kind ``none`` when unconfined),
-    #: or None for a task that runs no model code. Absent in records written before the sandbox.
+    #: or None for a task that runs no model code (and in records written before the sandbox).
+    sandbox: SandboxInfo | None
+    #: The campaign a rescored run was replayed from (``--agentic-rescore``); absent otherwise.
+    rescore_of: NotRequired[str]
+    #: The original campaign's verdict of a rescored run; absent otherwise.
+    original: NotRequired[OriginalVerdict]
+
+
+class Transcript(TypedDict):
+    """A run's ``transcripts/<model>/<task>-run<N>.json``: every message and tool call.
+
+    A lost run's transcript (its process died) carries the started run's identity and no
+    conversation; keys absent from older folders are ``NotRequired`` or filled in on reading.
+    """
+
+    task: str
+    model: str
+    run: int
+    seed: int
+    nodeid: str
+    messages: list[Message]
+    tool_calls: list[ToolCallLog]
+    final_answer: str | None
+    stop_reason: str
+    passed: bool
+    failure_mode: str | None
+    reason: str | None
+    #: The refusal that ended the run (``RunResult.server_refusal``), or None.
+    server_refusal: dict[str, Any] | None
+    #: The litellm model string the run called (absent in a lost run's transcript).
+    litellm_model: NotRequired[str]
+    #: A lost run's transcript repeats the started run's identity.
+    task_name: NotRequired[str]
+    task_hash: NotRequired[str | None]
+    transcript: NotRequired[str]
     sandbox: NotRequired[SandboxInfo | None]
+    #: The campaign a rescored run was replayed from; absent otherwise.
+    rescore_of: NotRequired[str]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -144,7 +144,7 @@ def tags(refusal: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def note(model: str, runs: Sequence[dict[str, Any]]) -> str | None:
+def note(model: str, runs: Sequence[Mapping[str, Any]]) -> str | None:
     """The campaign note for a model some of whose failed runs were judged from a server's refusal, or None."""
     failed = [r for r in runs if not r.get("passed")]
     known = {c.value for c in Cause}

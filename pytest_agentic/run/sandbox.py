@@ -46,6 +46,8 @@ MEMORY_BYTES = 2 * 1024**3
 MAX_PROCESSES = 256
 #: Largest file a boxed process may write (bytes); also bounds the captured output.
 MAX_FILE_BYTES = 1024 * 1024
+#: Seconds a killed process group is waited on before the call returns without it.
+KILL_WAIT_S = 10.0
 #: Size of the box's private /tmp (bytes).
 TMP_BYTES = 64 * 1024**2
 
@@ -233,7 +235,7 @@ def _pytest_entries(site: str) -> list[str]:
             continue
         seen.add(key)
         for f in dist.files or ():
-            top = Path(os.path.realpath(dist.locate_file(f.parts[0])))
+            top = Path(os.path.realpath(str(dist.locate_file(f.parts[0]))))
             if str(top.parent) == site and top.name != "__pycache__" and not top.name.endswith(".pth"):
                 entries.add(str(top))
         for text in dist.requires or ():
@@ -356,4 +358,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    proc.wait()
+    try:
+        proc.wait(timeout=KILL_WAIT_S)
+    except subprocess.TimeoutExpired:  # unkillable for now (a process stuck in the kernel): not waited on
+        pass

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -34,8 +35,12 @@ CANONICAL_SEED = 0
 #: model sees or what a checker accepts (the task content hashes tell which tasks changed).
 #: 1: the first release; 2: answer contracts stated, tasks 04, 08, 09 judged by the answer's claim,
 #: fs_edit and fs_read line ranges offered, tool calls written as text classified (issue 10);
-#: 3: tasks 03, 04, 06, 08, 09 and 10 ask for labelled answer lines and judge only those (issue 18).
-BENCHMARK_REVISION = 3
+#: 3: tasks 03, 04, 06, 08, 09 and 10 ask for labelled answer lines and judge only those (issue 18);
+#: 4: one form rule and one hedge rule for every answer line (run/answerlines.py), stated in the prompts;
+#: task_06's lines name rules from a set its prompt defines (closed form), one line only; task_08's
+#: injected error answers the read of the old path only; task_10's cause in closed form (CAUSE: a kind
+#: of a set, NAMES: schema names); task_02 judges every block of the workspace for copies (issue 24).
+BENCHMARK_REVISION = 4
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,23 @@ class Final:
     content: str
 
 
+@dataclass(frozen=True)
+class ToolFault:
+    """An injected tool error that answers one call: the first call of its tool whose ``path``
+    argument names ``path`` (any spelling: ``./a/b``, ``a//b``), or the tool's next call when
+    ``path`` is None. A call that does not match is run as usual and the fault waits."""
+
+    message: str
+    path: str | None = None
+
+    def answers(self, arguments: Mapping[str, Any]) -> bool:
+        """Whether this fault answers a call with ``arguments``."""
+        if self.path is None:
+            return True
+        given = arguments.get("path")
+        return isinstance(given, str) and posixpath.normpath(given.lstrip("/")) == posixpath.normpath(self.path)
+
+
 #: One assistant turn of a script: several tool calls at once, one call, or a final answer.
 Step = Union[Final, ToolCall, Sequence[ToolCall]]
 #: A scripted solution: the assistant turns, in order.
@@ -84,8 +106,10 @@ class TaskInstance:
     #: Plausible wrong solutions, by name: each must fail as ``wrong_answer``.
     near_misses: Mapping[str, Solution] = field(default_factory=dict)
     #: Tool behaviours injected for this instance, e.g. the first call of a tool failing.
-    #: Maps tool name -> list of error messages returned by its first calls, in order.
-    tool_faults: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    #: Maps tool name -> the errors returned by its first calls, in order: a message (the next call
+    #: fails) or a :class:`ToolFault` (the first call naming its path fails: the error follows from
+    #: the call it answers).
+    tool_faults: Mapping[str, Sequence[str | ToolFault]] = field(default_factory=dict)
     #: An optional system prompt appended to the harness's own.
     system: str = ""
 
@@ -103,6 +127,9 @@ class TaskInstance:
 
         h.update(json.dumps([TOOLS[t].schema() if t in TOOLS else t for t in self.tools], sort_keys=True).encode())
         h.update(json.dumps(self.expected, sort_keys=True, default=str).encode())
+        if self.tool_faults:  # since revision 4: the injected errors are part of what the model sees
+            h.update(json.dumps({t: [f if isinstance(f, str) else [f.message, f.path] for f in faults]
+                                 for t, faults in sorted(self.tool_faults.items())}).encode())
         return h.hexdigest()
 
 

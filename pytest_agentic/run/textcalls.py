@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 #: Tag on a run whose final message was a tool call written as text.
@@ -111,7 +111,7 @@ def find(text: str, offered: Collection[str]) -> str | None:
     return None
 
 
-def note(model: str, runs: Sequence[dict[str, Any]]) -> str | None:
+def note(model: str, runs: Sequence[Mapping[str, Any]]) -> str | None:
     """The campaign note for a model whose runs ended with tool calls written as text, or None."""
     hit = [r for r in runs if (r.get("tags") or {}).get(TAG)]
     if not hit:

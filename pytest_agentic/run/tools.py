@@ -7,16 +7,18 @@ exception is a bug of the harness.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import stat
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import sandbox
+from . import safefs, sandbox
 
 #: Bytes of a file that ``fs_read`` returns at most.
 MAX_READ_BYTES = 64 * 1024
@@ -30,11 +32,10 @@ MAX_SQL_ROWS = 200
 MAX_LIST_ENTRIES = 500
 #: Seconds a tool's subprocess may run, unless the run's limits say otherwise.
 DEFAULT_TOOL_TIMEOUT = 60.0
+#: Bytes of one file ``fs_read`` scans at most to count or pick lines (a terabyte file is cut, and said).
+MAX_SCAN_BYTES = 16 * 1024 * 1024
 
-
-def _shown(text: str, limit: int = 200) -> str:
-    """A path as a tool's error quotes it: repr'd (control characters escaped) and bounded."""
-    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+_shown = safefs.shown
 
 
 class ToolError(Exception):
@@ -49,9 +50,12 @@ class Tool:
     fn: Callable[[Workspace, Mapping[str, Any]], str]
 
     def call(self, workspace: Workspace, args: Mapping[str, Any]) -> str:
-        """Run the tool; an OS-level failure (name too long, not permitted, ...) is a tool error too."""
+        """Run the tool; an OS-level failure (name too long, not permitted, ...) is a tool error too,
+        and so is a path that is not a readable regular file (a pipe, a device, a link, ...)."""
         try:
             return self.fn(workspace, args)
+        except safefs.NotRegular as exc:
+            raise ToolError(f"{self.name}: {exc}") from None
         except OSError as exc:
             raise ToolError(f"{self.name} failed: {exc.strerror or exc}") from None
 
@@ -105,31 +109,25 @@ class Workspace:
         return path.relative_to(self.root).as_posix() or "."
 
     def snapshot(self) -> dict[str, bytes]:
-        """Every regular file of the workspace, relative path -> content."""
-        out: dict[str, bytes] = {}
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
-            for name in sorted(filenames):
-                path = Path(dirpath, name)
-                if path.is_file() and not path.is_symlink():
-                    out[path.relative_to(self.root).as_posix()] = path.read_bytes()
-        return out
+        """Every regular file of the workspace, relative path -> content, bounded; what no reader
+        opens (a pipe, a device, a link out, ...) is a ``safefs.HostileWorkspace``: the run is judged."""
+        return safefs.snapshot(self.root)
 
 
 def _fs_read(ws: Workspace, args: Mapping[str, Any]) -> str:
     path = ws.resolve(args["path"])
-    if not path.exists():
+    name = _shown(args["path"])
+    if not os.path.lexists(path):
         raise ToolError(f"no such file: {args['path']}")
-    if path.is_dir():
+    if path.is_dir() and not path.is_symlink():
         raise ToolError(f"{args['path']} is a directory; use fs_list")
     start, end = args.get("start_line"), args.get("end_line")
     if start is None and end is None:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_READ_BYTES + 1)
+        data, size = safefs.read_head(path, name, MAX_READ_BYTES)
         text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
         if len(data) > MAX_READ_BYTES:
-            text += (f"\n[... cut: the file is larger than {MAX_READ_BYTES} bytes and has {_count_lines(path)} "
-                     "lines; read the rest with start_line and end_line]")
+            text += (f"\n[... cut: the file is {size} bytes, larger than {MAX_READ_BYTES}, and has "
+                     f"{_count_lines(path, name)} lines; read the rest with start_line and end_line]")
         return text
     return _read_lines(path, args["path"], _line_number(start, "start_line", 1), _line_number(end, "end_line", None))
 
@@ -142,14 +140,17 @@ def _line_number(value: Any, name: str, default: int | None) -> int | None:
     return int(value)
 
 
-def _count_lines(path: Path) -> int:
-    """Lines of a file (a last line without a newline counts), read in bounded chunks."""
-    lines, last = 0, b"\n"
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            lines += chunk.count(b"\n")
-            last = chunk[-1:]
-    return lines + (last != b"\n")
+def _count_lines(path: Path, name: str) -> str:
+    """Lines of a file (a last line without a newline counts), read in bounded chunks; past
+    ``MAX_SCAN_BYTES`` the count is a lower bound and says so."""
+    lines, last, seen = 0, b"\n", 0
+    for chunk in safefs.chunks(path, name, MAX_SCAN_BYTES + 1):
+        lines += chunk.count(b"\n")
+        last = chunk[-1:]
+        seen += len(chunk)
+    if seen > MAX_SCAN_BYTES:
+        return f"more than {lines} (only its first {MAX_SCAN_BYTES} bytes are read)"
+    return str(lines + (last != b"\n"))
 
 
 def _read_lines(path: Path, shown: str, start: int | None, end: int | None) -> str:
@@ -158,27 +159,59 @@ def _read_lines(path: Path, shown: str, start: int | None, end: int | None) -> s
     if end is not None and end < start:
         raise ToolError(f"end_line {end} is before start_line {start}")
     picked: list[bytes] = []
-    size, total, cut_at = 0, 0, None
-    with path.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            total = number
-            if number < start or (end is not None and number > end) or cut_at is not None:
-                continue
-            if size + len(line) > MAX_READ_BYTES:
-                cut_at = number
-                continue
-            picked.append(line)
-            size += len(line)
+    size, total, cut_at, scanned = 0, 0, None, False
+    name = _shown(shown)
+    for number, line in enumerate(_lines(path, name), start=1):
+        if line is None:  # the scan's limit: a terabyte file is not read to its end
+            scanned = True
+            break
+        total = number
+        if number < start or (end is not None and number > end) or cut_at is not None:
+            continue
+        if size + len(line) > MAX_READ_BYTES:
+            cut_at = number
+            continue
+        picked.append(line)
+        size += len(line)
+    of_total = f"more than {total}" if scanned else str(total)
     if start > total:
-        raise ToolError(f"start_line {start} is past the end of {shown}, which has {total} lines")
+        raise ToolError(f"start_line {start} is past the end of {shown}, which has {total} lines"
+                        + (f" in its first {MAX_SCAN_BYTES} bytes (no more is read)" if scanned else ""))
     last = min(end if end is not None else total, total)
     text = b"".join(picked).decode("utf-8", errors="replace")
     if cut_at is not None:
-        return text + (f"\n[... cut at {MAX_READ_BYTES} bytes: lines {start}-{cut_at - 1} of {total} shown; "
+        return text + (f"\n[... cut at {MAX_READ_BYTES} bytes: lines {start}-{cut_at - 1} of {of_total} shown; "
                        f"continue from start_line {cut_at}]")
+    if scanned:
+        return text + ("" if text.endswith("\n") or not text else "\n") + (
+            f"[lines {start}-{last} of more than {total}: only the first {MAX_SCAN_BYTES} bytes are read]")
     if start == 1 and last == total:
         return text
     return text + ("" if text.endswith("\n") or not text else "\n") + f"[lines {start}-{last} of {total}]"
+
+
+def _lines(path: Path, name: str) -> Iterator[bytes | None]:
+    """The file's lines (of a line longer than ``MAX_READ_BYTES``, only its start is kept), then None
+    when the file goes on past ``MAX_SCAN_BYTES`` (the rest is not read)."""
+    keep = MAX_READ_BYTES + 1
+    line, seen = bytearray(), 0
+    for chunk in safefs.chunks(path, name, MAX_SCAN_BYTES + 1):
+        seen += len(chunk)
+        if seen > MAX_SCAN_BYTES:
+            chunk = chunk[: len(chunk) - (seen - MAX_SCAN_BYTES)]
+        pos = 0
+        while pos < len(chunk):
+            at = chunk.find(b"\n", pos)
+            stop = len(chunk) if at < 0 else at + 1
+            line += chunk[pos:min(stop, pos + max(keep - len(line), 0))]
+            pos = stop
+            if at >= 0:
+                yield bytes(line)
+                line = bytearray()
+    if line:
+        yield bytes(line)
+    if seen > MAX_SCAN_BYTES:
+        yield None
 
 
 def _fs_write(ws: Workspace, args: Mapping[str, Any]) -> str:
@@ -197,25 +230,39 @@ def _fs_write(ws: Workspace, args: Mapping[str, Any]) -> str:
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o644)
+    """Write a regular file: never through a link, never into a pipe or device (which could block)."""
+    name = _shown(str(path.name))
+    if os.path.lexists(path):
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise safefs.NotRegular(name, safefs.kind_of(info.st_mode))
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):
+            raise safefs.NotRegular(name, "a symbolic link, pipe or device; only regular files are written") from None
+        raise
     with os.fdopen(fd, "wb") as fh:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # it changed type between the check and the open
+            raise safefs.NotRegular(name, safefs.kind_of(mode) + " (it changed type while being opened)")
+        os.ftruncate(fd, 0)
         fh.write(data)
 
 
 def _fs_edit(ws: Workspace, args: Mapping[str, Any]) -> str:
     shown, old, new = args["path"], args["old_text"], args["new_text"]
     path = ws.resolve(shown, for_write=True)
-    if not path.exists():
+    if not os.path.lexists(path):
         raise ToolError(f"no such file: {shown}; fs_edit changes an existing file (fs_write creates one)")
-    if not path.is_file():
-        raise ToolError(f"{shown} is not a regular file")
     if old == "":
         raise ToolError("old_text is empty; give the exact text to replace")
-    if path.stat().st_size > MAX_WRITE_BYTES:
-        raise ToolError(f"{shown} is larger than {MAX_WRITE_BYTES} bytes; fs_edit does not change it")
+    data, size = safefs.read_head(path, _shown(shown), MAX_WRITE_BYTES)
+    if len(data) > MAX_WRITE_BYTES:
+        raise ToolError(f"{shown} is {size} bytes, larger than {MAX_WRITE_BYTES}; fs_edit does not change it")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError(f"{shown} is not a UTF-8 text file") from None
     found = text.count(old)
@@ -235,7 +282,7 @@ def _fs_edit(ws: Workspace, args: Mapping[str, Any]) -> str:
     first = text.count("\n", 0, at) + 1
     old_lines, new_lines = old.count("\n") + (not old.endswith("\n")), new.count("\n") + (not new.endswith("\n"))
     return (f"edited {ws.relative(path)}: replaced {old_lines} line(s) from line {first} with "
-            f"{new_lines if new else 0} line(s); the file now has {_count_lines(path)} lines")
+            f"{new_lines if new else 0} line(s); the file now has {_count_lines(path, _shown(shown))} lines")
 
 
 def _fs_list(ws: Workspace, args: Mapping[str, Any]) -> str:
@@ -243,13 +290,17 @@ def _fs_list(ws: Workspace, args: Mapping[str, Any]) -> str:
     if not path.is_dir():
         raise ToolError(f"not a directory: {args.get('path', '.')}")
     lines = []
-    for dirpath, dirnames, filenames in os.walk(path):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
-        for name in sorted(filenames):
-            lines.append(Path(dirpath, name).relative_to(ws.root).as_posix())
+    try:
+        for rel, info in safefs.walk(ws.root, path):
+            note = "" if stat.S_ISREG(info.st_mode) else f"  [{safefs.kind_of(info.st_mode).split(';')[0]}]"
+            if safefs.decoded_name(rel) is None:
+                note += "  [name is not UTF-8; no tool can name it]"
+            lines.append(safefs.printable_name(rel) + note)
             if len(lines) >= MAX_LIST_ENTRIES:
                 lines.append(f"[... cut at {MAX_LIST_ENTRIES} entries]")
                 return "\n".join(lines)
+    except safefs.WalkCut as exc:
+        lines.append(f"[... cut: the folder holds {exc}; list a smaller folder]")
     return "\n".join(lines) if lines else "(empty)"
 
 
@@ -284,12 +335,20 @@ def _run_tests(ws: Workspace, args: Mapping[str, Any]) -> str:
 
 def _sql_query(ws: Workspace, args: Mapping[str, Any]) -> str:
     db = ws.resolve(args["database"])
-    if not db.is_file():
+    if not os.path.lexists(db) or db.is_dir():
         raise ToolError(f"no such database file: {args['database']}")
     query = args["query"]
     if "\x00" in query:
         raise ToolError("query contains a NUL byte")
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    # Opened as a regular file first (never a pipe or device), then read by SQLite through that very
+    # descriptor, read-only and immutable: no lock, no journal, nothing written, nothing waited on.
+    fd = safefs.open_regular(db, _shown(args["database"]))
+    try:
+        through = f"/proc/self/fd/{fd}" if os.path.isdir("/proc/self/fd") else str(db)
+        conn = sqlite3.connect(f"file:{through}?mode=ro&immutable=1", uri=True, timeout=1.0)
+    except sqlite3.Error as exc:
+        os.close(fd)
+        raise ToolError(f"cannot open {args['database']} as a SQLite database: {exc}") from None
     try:
         conn.execute("PRAGMA query_only = ON")
         conn.set_authorizer(_read_only_authorizer)
@@ -302,6 +361,7 @@ def _sql_query(ws: Workspace, args: Mapping[str, Any]) -> str:
             raise ToolError(f"SQL error: {exc}") from None
     finally:
         conn.close()
+        os.close(fd)
     lines = [" | ".join(cols)] if cols else []
     lines += [" | ".join("NULL" if v is None else str(v) for v in row) for row in rows[:MAX_SQL_ROWS]]
     if len(rows) > MAX_SQL_ROWS:
@@ -310,12 +370,23 @@ def _sql_query(ws: Workspace, args: Mapping[str, Any]) -> str:
 
 
 _ALLOWED_SQL = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+#: Pragmas that only describe the schema: allowed as statements and in their ``pragma_*`` table-valued
+#: forms. Every other pragma (``user_version = 5``, ``writable_schema``, ...) is refused.
+READ_ONLY_PRAGMAS = frozenset({"table_info", "table_xinfo", "table_list", "index_list", "index_info",
+                               "index_xinfo", "foreign_key_list"})
+_SCHEMA_TABLES = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
 
 
 def _read_only_authorizer(action: int, arg1: Any, arg2: Any, dbname: Any, source: Any) -> int:
+    """SQLite's own authorizer decides (no SQL is parsed here); the database is also opened read-only
+    with ``query_only`` on, so a write that got past this would still fail."""
     if action in _ALLOWED_SQL:
         return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_PRAGMA and arg1 in {"table_info", "table_list", "index_list", "index_info", "foreign_key_list"}:
+    if action == sqlite3.SQLITE_PRAGMA and isinstance(arg1, str) and arg1.lower() in READ_ONLY_PRAGMAS:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_UPDATE and arg1 in _SCHEMA_TABLES and source is None:
+        # Asked by SQLite itself when a pragma_* table-valued function first reads the schema; an
+        # UPDATE of the schema by a query still fails (read-only database, query_only, no writable_schema).
         return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
 

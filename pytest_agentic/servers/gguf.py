@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,7 +123,7 @@ def cached_path(spec: BuiltinGGUF) -> Path:
 
 
 @contextlib.contextmanager
-def _lock(directory: Path):
+def _lock(directory: Path) -> Iterator[None]:
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / ".lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)

@@ -166,7 +166,7 @@ def stop_all(timeout: float = 10.0) -> None:
             pass
 
 
-def _on_signal(signum, frame):  # pragma: no cover - exercised via subprocess tests
+def _on_signal(signum: int, frame: Any) -> None:  # pragma: no cover - exercised via subprocess tests
     stop_all(timeout=5.0)
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)

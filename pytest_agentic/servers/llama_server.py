@@ -18,9 +18,10 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 
 
-def _set_param(params, dotted: str, value) -> None:
+def _set_param(params: Any, dotted: str, value: Any) -> None:
     obj = params
     *path, last = dotted.split(".")
     for part in path:
@@ -30,7 +31,7 @@ def _set_param(params, dotted: str, value) -> None:
     setattr(obj, last, value)
 
 
-def build_params(args):
+def build_params(args: argparse.Namespace) -> Any:
     import xllamacpp
 
     p = xllamacpp.CommonParams()

@@ -206,8 +206,8 @@ def count(records: Sequence[RunRecord]) -> Count:
 
 def _changed(then: Sequence[RunRecord], now: Sequence[RunRecord]) -> bool:
     """Whether a task's content hash differs between two campaigns (unknown hashes: not said to differ)."""
-    a = {h for r in then if (h := r.get("task_hash"))}
-    b = {h for r in now if (h := r.get("task_hash"))}
+    a = {h for r in then if (h := r["task_hash"])}
+    b = {h for r in now if (h := r["task_hash"])}
     return bool(a and b and a != b)
 
 
@@ -219,7 +219,7 @@ def compare_model(then: Sequence[RunRecord], now: Sequence[RunRecord], *, alpha:
     by_task: dict[str, tuple[list[RunRecord], list[RunRecord]]] = {}
     for side, records in ((0, then), (1, now)):
         for r in records:
-            names.setdefault(r["task"], r.get("task_name", ""))
+            names.setdefault(r["task"], r["task_name"])
             by_task.setdefault(r["task"], ([], []))[side].append(r)
     tasks = [TaskChange(task, names[task], count(a) if a else None, count(b) if b else None, _changed(a, b),
                         revised if _changed(a, b) else None)

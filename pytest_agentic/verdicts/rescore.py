@@ -17,7 +17,7 @@ from typing import Any
 
 from ..campaign import stored
 from ..run.models import ModelEntry
-from ..run.records import RunRecord
+from ..run.records import OriginalVerdict, RunRecord, Transcript
 from ..run.scripted import PROVIDER, Fault
 from ..run.task import BENCHMARK_REVISION, Final, Solution, ToolCall
 from .revisions import name as revision_name, of as revision_of
@@ -29,11 +29,11 @@ class RescoreError(ValueError):
     """A stored campaign that cannot be rescored."""
 
 
-def solution_of(transcript: dict[str, Any]) -> Solution:
+def solution_of(transcript: Transcript) -> Solution:
     """The recorded assistant turns of a run, as a script the replay model plays."""
     steps: list[Any] = []
-    for message in transcript.get("messages") or []:
-        if message.get("role") != "assistant":
+    for message in transcript["messages"]:
+        if message["role"] != "assistant":
             continue
         calls = message.get("tool_calls") or []
         if calls:
@@ -41,13 +41,14 @@ def solution_of(transcript: dict[str, Any]) -> Solution:
                           for c in calls])
         else:
             steps.append(Final(message.get("content") or ""))
-    stop = transcript.get("stop_reason")
+    stop = transcript["stop_reason"]
+    refusal = transcript["server_refusal"]
     if stop in ("infra_error", "not_started"):
         # The run was lost to the endpoint: replay it up to there, then lose it again (never judged).
         steps.append(Fault(f"replayed infra error ({stop})"))
-    elif stop == "server_refusal" and isinstance(transcript.get("server_refusal"), dict):
+    elif stop == "server_refusal" and isinstance(refusal, dict):
         # The server refused what the model wrote: refused again in its words, judged the same way.
-        steps.append(Fault(str(transcript["server_refusal"].get("message") or "")))
+        steps.append(Fault(str(refusal.get("message") or "")))
     elif stop == "truncated" and steps:
         # The cut final message was no answer; without it the replay ends without one too.
         steps.pop()
@@ -65,12 +66,12 @@ class Replay:
         if not self.campaign.records:
             raise RescoreError(f"--agentic-rescore: {self.campaign.path}: the campaign has no runs")
         self._records = {(r["task"], r["model"], r["run"]): r for r in self.campaign.records}
-        seeds = {r.get("seed", 0) for r in self.campaign.records}
+        seeds = {r["seed"] for r in self.campaign.records}
         if len(seeds) != 1:
             raise RescoreError(f"--agentic-rescore: {self.campaign.path}: runs of several seeds {sorted(seeds)}")
         self.seed: int = seeds.pop()
         self.runs = max(r["run"] for r in self.campaign.records)
-        recorded = {m.get("name"): m for m in self.campaign.manifest.get("models", []) if isinstance(m, dict)}
+        recorded = {m.get("name"): m for m in self.campaign.manifest["models"] if isinstance(m, dict)}
         self.recorded_models = [recorded.get(name, {"name": name}) for name in self.campaign.models]
         self.entries = {
             m["name"]: ModelEntry(name=m["name"], model=REPLAY_MODEL,
@@ -106,29 +107,28 @@ class Replay:
     def solution(self, task: str, model: str, run: int) -> Solution:
         return solution_of(self.campaign.transcript(self.original(task, model, run)))
 
-    def annotate(self, record: RunRecord, transcript: dict[str, Any]) -> None:
+    def annotate(self, record: RunRecord, transcript: Transcript) -> None:
         """Make a replayed run's record say where it came from (in place)."""
         old = self.original(record["task"], record["model"], record["run"])
-        rec: dict[str, Any] = record  # type: ignore[assignment]
-        for key in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "turns"):
-            if key in old:
-                rec[key] = old[key]
-        recorded_calls = self.campaign.transcript(old).get("tool_calls") or []
-        replayed = transcript.get("tool_calls") or []
+        # What producing the transcript cost, not what replaying it did.
+        record["prompt_tokens"], record["completion_tokens"] = old["prompt_tokens"], old["completion_tokens"]
+        record["cost_usd"], record["latency_s"], record["turns"] = old["cost_usd"], old["latency_s"], old["turns"]
+        recorded = self.campaign.transcript(old)
+        recorded_calls, replayed = recorded["tool_calls"], transcript["tool_calls"]
         divergent = sum(1 for a, b in zip(recorded_calls, replayed, strict=False)
                         if (a.get("name"), a.get("result")) != (b.get("name"), b.get("result")))
         divergent += abs(len(recorded_calls) - len(replayed))
-        rec["tags"] = {**rec["tags"], "replay_divergent_calls": divergent}
-        if old.get("task_hash") and rec.get("task_hash") and old["task_hash"] != rec["task_hash"]:
+        record["tags"] = {**record["tags"], "replay_divergent_calls": divergent}
+        if old["task_hash"] and record["task_hash"] and old["task_hash"] != record["task_hash"]:
             # The task's prompt, files or expected values changed since: the replay acts on today's instance.
-            rec["tags"]["task_changed"] = True
-        if _prompt(self.campaign.transcript(old)) not in (None, _prompt(transcript)):
+            record["tags"]["task_changed"] = True
+        if _prompt(recorded) not in (None, _prompt(transcript)):
             # The recorded replies answer another prompt than today's (another form of answer, say).
-            rec["tags"]["prompt_changed"] = True
-        if rec.get("infra_cause") and old.get("infra_cause"):
-            rec["infra_cause"] = f"(replayed) {old['infra_cause']}"
-        rec["rescore_of"] = self.id
-        rec["original"] = {"passed": old["passed"], "failure_mode": old["failure_mode"]}
+            record["tags"]["prompt_changed"] = True
+        if record["infra_cause"] and old["infra_cause"]:
+            record["infra_cause"] = f"(replayed) {old['infra_cause']}"
+        record["rescore_of"] = self.id
+        record["original"] = OriginalVerdict(passed=old["passed"], failure_mode=old["failure_mode"])
         transcript["rescore_of"] = self.id
         transcript["litellm_model"] = REPLAY_MODEL
 
@@ -137,14 +137,14 @@ class Replay:
                 "replayed_through": REPLAY_MODEL, "models": self.recorded_models}
 
 
-def _prompt(transcript: dict[str, Any]) -> str | None:
+def _prompt(transcript: Transcript) -> str | None:
     """The task prompt a transcript's model was given (its first user message), or None."""
-    return next((m.get("content") for m in transcript.get("messages") or [] if m.get("role") == "user"), None)
+    return next((m["content"] for m in transcript["messages"] if m["role"] == "user"), None)
 
 
 def prompt_note(replay: Replay, records: list[RunRecord]) -> str | None:
     """The note, once per rescore, that the rescored runs answered other prompts than today's; or None."""
-    tasks = sorted({r["task"] for r in records if r.get("tags", {}).get("prompt_changed")})
+    tasks = sorted({r["task"] for r in records if r["tags"].get("prompt_changed")})
     if not tasks:
         return None
     then = revision_name(revision_of(replay.campaign.manifest))

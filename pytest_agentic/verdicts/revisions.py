@@ -9,13 +9,13 @@ answer lines, say) is not read as a model getting better or worse.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..campaign.stored import StoredCampaign
 
 
-def of(manifest: dict[str, Any]) -> int | None:
+def of(manifest: Mapping[str, Any]) -> int | None:
     """A stored campaign's benchmark revision, or None when it does not say (before revision 2)."""
     value = manifest.get("benchmark_revision")
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -35,9 +35,9 @@ def across(campaigns: Sequence[StoredCampaign]) -> list[str]:
     if len({r for r in revisions.values() if r is not None}) < 2:  # a campaign that records none says nothing
         return []
     lines = []
-    tasks = sorted({t for c in campaigns for t in (c.manifest.get("tasks") or {})})
+    tasks = sorted({t for c in campaigns for t in c.manifest["tasks"]})
     for task in tasks:
-        hashes = {c.id: ((c.manifest.get("tasks") or {}).get(task) or {}).get("content_hash") for c in campaigns}
+        hashes = {c.id: (c.manifest["tasks"].get(task) or {}).get("content_hash") for c in campaigns}
         if len({h for h in hashes.values() if h}) < 2:
             continue
         groups: dict[int | None, list[str]] = {}

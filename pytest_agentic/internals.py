@@ -1,0 +1,136 @@
+"""Every access to a private or untyped attribute of pytest and pytest-xdist, in one place.
+
+Each accessor says why no public API does; ``tests/test_internals.py`` fails when one of them
+disappears from the pytest or xdist installed, so an upgrade that removes one is seen in this
+project's tests, not in a user's campaign. Outside this module, the plugin reads none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+
+# -- pytest -------------------------------------------------------------------------------------
+def tmp_path_factory(config: pytest.Config) -> pytest.TempPathFactory | None:
+    """pytest's session temporary directory factory, or None when the tmp_path plugin is off.
+
+    Runs started ahead of their test (``scheduler.Prefetcher``) make their workspaces under the
+    session's numbered temporary directory, as ``tmp_path`` does; the public ``tmp_path_factory``
+    is a fixture, which a hook cannot request. pytest keeps it on the config as ``_tmp_path_factory``.
+    """
+    return getattr(config, "_tmp_path_factory", None)
+
+
+def terminal_file(writer: Any) -> Any:
+    """The file a pytest ``TerminalWriter`` writes to (its private ``_file``), or None.
+
+    The live status line (``terminal.TerminalView``) sits under everything pytest prints: it puts
+    a sink in place of the writer's file, which erases the line before each write and redraws it
+    after. pytest has no public way to wrap or replace that file.
+    """
+    return getattr(writer, "_file", None)
+
+
+def set_terminal_file(writer: Any, file: Any) -> None:
+    """Put ``file`` in place of a ``TerminalWriter``'s file (see :func:`terminal_file`)."""
+    writer._file = file
+
+
+def callspec_params(item: pytest.Item) -> dict[str, Any]:
+    """The parameters an item was parametrized with (``Function.callspec.params``), or {}.
+
+    ``callspec`` exists on a parametrized ``pytest.Function`` only and is not on ``pytest.Item``'s
+    type; the (model, run) case of an agent test rides there (``plugin.pytest_generate_tests``).
+    """
+    return dict(getattr(getattr(item, "callspec", None), "params", {}))
+
+
+def failure_repr(lines: Sequence[str], path: str, lineno: int, message: str) -> Any:
+    """A failure representation with ``lines`` as its traceback and ``message`` as its crash line.
+
+    A failed run's block (``outcome.make_concise``) replaces the checker's traceback; built from
+    pytest's own representation classes (``_pytest._code.code``, private), pytest's short summary,
+    ``--tb=line`` and JUnit's failure message keep showing its one-line headline. pytest offers no
+    public constructor for a report's ``longrepr`` of this shape.
+    """
+    from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
+
+    return ReprExceptionInfo(reprtraceback=ReprTracebackNative([line + "\n" for line in lines]),
+                             reprcrash=ReprFileLocation(path, lineno, message))
+
+
+def is_pytest_object(value: Any) -> bool:
+    """Whether ``value`` is one of pytest's own objects with attributes (a report's representation parts).
+
+    Escaping a report's text (``outcome.make_printable``) walks the representation pytest built,
+    whose classes live in pytest's private ``_pytest`` package and are not exported.
+    """
+    return type(value).__module__.startswith("_pytest.") and hasattr(value, "__dict__")
+
+
+# -- pytest-xdist -------------------------------------------------------------------------------
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker (xdist sets ``workerinput`` on a worker's config only)."""
+    return hasattr(config, "workerinput")
+
+
+def worker_input(config: pytest.Config) -> dict[str, Any]:
+    """What the controller handed this worker (``config.workerinput``, set by xdist, untyped); {} elsewhere."""
+    return dict(getattr(config, "workerinput", {}))
+
+
+def node_worker_input(node: Any) -> dict[str, Any]:
+    """A starting worker's ``workerinput`` (``pytest_configure_node``), filled in by the controller."""
+    workerinput: dict[str, Any] = node.workerinput
+    return workerinput
+
+
+def set_worker_output(config: pytest.Config, key: str, value: Any) -> None:
+    """Hand ``value`` from this worker to the controller (``config.workeroutput``, set by xdist, untyped)."""
+    output: dict[str, Any] = getattr(config, "workeroutput")
+    output[key] = value
+
+
+def node_worker_output(node: Any) -> dict[str, Any]:
+    """What a finished worker handed back (``node.workeroutput``, ``pytest_testnodedown``); {} when none."""
+    return dict(getattr(node, "workeroutput", {}) or {})
+
+
+def node_worker_pid(node: Any) -> int | None:
+    """A local worker's process id (``node.gateway._io.popen.pid``, execnet's private), or None.
+
+    SIGTERM sent to the controller alone (``kill PID``, a time limit) is passed on to the workers
+    (``Controller.pytest_keyboard_interrupt``) so they stop at once rather than after xdist's wait;
+    neither xdist nor execnet exposes a worker's process id publicly.
+    """
+    pid = getattr(getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None), "pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+def report_process(report: pytest.TestReport) -> str:
+    """The process a report came from: the xdist worker's gateway id (``gw0``), or ``main`` without xdist.
+
+    xdist sets ``report.node`` (its ``WorkerController``) on reports it replays on the controller.
+    """
+    gateway = getattr(getattr(report, "node", None), "gateway", None)
+    return str(getattr(gateway, "id", "main"))
+
+
+def worker_queue(config: pytest.Config) -> Any:
+    """This xdist worker's queue of items still to run (``WorkerInteractor.torun``), or None.
+
+    Runs are started ahead in the order the worker will run them (``scheduler.Prefetcher``);
+    xdist keeps that order in its private ``WorkerInteractor`` plugin's ``torun`` queue (item
+    indexes, read under its ``lock()``). None outside a worker.
+    """
+    worker = next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None)
+    return getattr(worker, "torun", None) if worker is not None else None
+
+
+__all__ = ["callspec_params", "failure_repr", "is_pytest_object", "is_worker", "node_worker_input", "node_worker_output",
+           "node_worker_pid",
+           "report_process", "set_terminal_file", "set_worker_output", "terminal_file", "tmp_path_factory",
+           "worker_input", "worker_queue"]

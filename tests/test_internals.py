@@ -1,0 +1,128 @@
+"""The private pytest and xdist attributes the plugin reads (pytest_agentic/internals.py) still exist.
+
+Each accessor falls back quietly in a campaign (None, {}); here each must find the real thing, so
+a pytest or xdist release that removes one fails these tests instead of a user's campaign.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from pytest_agentic import internals
+
+
+def test_pytest_keeps_its_tmp_path_factory_on_the_config(pytestconfig, tmp_path_factory):
+    factory = internals.tmp_path_factory(pytestconfig)
+    assert isinstance(factory, pytest.TempPathFactory) and factory is tmp_path_factory
+    made = factory.mktemp("internals", numbered=True)
+    assert made.is_dir() and made.parent == factory.getbasetemp()
+
+
+def test_a_terminal_writer_has_a_file_that_can_be_replaced(pytestconfig):
+    writer = pytestconfig.get_terminal_writer()
+    original = internals.terminal_file(writer)
+    assert original is not None and hasattr(original, "write")
+
+    class Sink:
+        def __init__(self) -> None:
+            self.text = ""
+
+        def write(self, text: str) -> int:
+            self.text += text
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    sink = Sink()
+    internals.set_terminal_file(writer, sink)
+    try:
+        writer.write("through the sink")
+        writer.flush()
+    finally:
+        internals.set_terminal_file(writer, original)
+    assert sink.text == "through the sink" and internals.terminal_file(writer) is original
+
+
+@pytest.mark.parametrize("value", [7])
+def test_a_parametrized_item_carries_its_params(request, value):
+    assert internals.callspec_params(request.node) == {"value": 7}
+    assert internals.callspec_params(request.node.parent) == {}  # not parametrized: none
+
+
+def test_a_failure_repr_is_one_pytest_prints_with_its_headline():
+    longrepr = internals.failure_repr(["first line", "second line"], "tasks/test_x.py", 12, "wrong_answer: 41")
+    assert internals.is_pytest_object(longrepr) and not internals.is_pytest_object("text")
+    assert longrepr.reprcrash.message == "wrong_answer: 41" and longrepr.reprcrash.lineno == 12
+    assert "first line\nsecond line" in str(longrepr)
+
+
+def test_xdist_hands_workers_their_input_output_and_queue(pytester, monkeypatch):
+    """The xdist attributes, as a real two-worker session sees them on each side."""
+    pytester.makeconftest(textwrap.dedent("""
+        import json, os
+        from pytest_agentic import internals
+
+        SEEN = {}
+
+        def pytest_configure_node(node):
+            internals.node_worker_input(node)["probe"] = "from the controller"
+
+        def pytest_testnodeready(node):
+            SEEN.setdefault("pids", []).append(internals.node_worker_pid(node))
+
+        def pytest_testnodedown(node, error):
+            SEEN.setdefault("outputs", []).append(internals.node_worker_output(node).get("probe"))
+            SEEN.setdefault("worker_pids", []).append(internals.node_worker_output(node).get("pid"))
+
+        def pytest_runtest_logreport(report):
+            if report.when == "call":
+                SEEN.setdefault("processes", []).append(internals.report_process(report))
+
+        def pytest_sessionfinish(session):
+            config = session.config
+            if internals.is_worker(config):
+                internals.set_worker_output(config, "probe", "from " + internals.worker_input(config)["workerid"])
+                internals.set_worker_output(config, "pid", os.getpid())
+            else:
+                with open(os.environ["PROBE_OUT"], "w") as fh:
+                    json.dump(SEEN, fh)
+    """))
+    pytester.makepyfile(test_probe=textwrap.dedent("""
+        import json, os
+        from pytest_agentic import internals
+
+        def test_worker(request):
+            config = request.config
+            queue = internals.worker_queue(config)
+            with queue.lock() as items:
+                pending = list(items)
+            # item indexes still to run (and xdist's own markers, such as the shutdown one)
+            assert all(0 <= i < len(request.session.items) for i in pending if isinstance(i, int))
+            assert internals.is_worker(config)
+            assert internals.worker_input(config)["probe"] == "from the controller"
+            assert internals.tmp_path_factory(config) is not None
+
+        def test_other():
+            pass
+    """))
+    out = pytester.path / "probe.json"
+    monkeypatch.setenv("PROBE_OUT", str(out))
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    seen = json.loads(out.read_text())
+    assert sorted(seen["outputs"]) == ["from gw0", "from gw1"]
+    assert sorted(seen["pids"]) == sorted(seen["worker_pids"])  # the controller sees each worker's own pid
+    assert len(seen["processes"]) == 2 and set(seen["processes"]) <= {"gw0", "gw1"}
+
+
+def test_the_process_knows_whether_it_is_a_worker(pytestconfig):
+    """Plain, nothing of xdist's is found; under ``-n 2`` (this suite's CI), each is."""
+    if internals.is_worker(pytestconfig):
+        assert internals.worker_input(pytestconfig)["workerid"].startswith("gw")
+        assert internals.worker_queue(pytestconfig) is not None
+    else:
+        assert internals.worker_input(pytestconfig) == {} and internals.worker_queue(pytestconfig) is None
