@@ -1,175 +1,23 @@
 """The README and the docs site hold to the code: the site builds strict, every option is documented,
-every command, model name and YAML example shown is checked against the code, and the cheap
-commands marked runnable are run."""
+and every command, option value, model name, credential and YAML example shown is checked against
+the code (tests/test_docs_runs.py runs the examples that can run here)."""
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-import shlex
-import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
 import pytest
 import yaml
 
-from pytest_agentic import options
-from pytest_agentic.run.models import ModelEntry, load_registry
 from pytest_agentic.verdicts import predictions
 
-from .fault_server import FaultServer
-from .helpers import ROOT, load_task_module
-
-DOCS = ROOT / "docs"
-PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
-BIN = Path(sys.executable).parent
-#: Words the docs use for "a models.yaml entry of your own" in a command line.
-PLACEHOLDER_MODELS = {"X", "NAME", "all"}
-#: The info strings of fenced blocks that hold command lines.
-SHELL_INFOS = {"", "bash", "console", "shell", "sh"}
-#: The HTML comment (invisible on the site) that marks the next fenced block as run by this file.
-RUNNABLE = "<!-- runnable: tests/test_docs.py runs these commands -->"
-
-FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S)
-
-
-@dataclass(frozen=True)
-class Block:
-    page: Path
-    line: int
-    info: str
-    body: str
-    runnable: bool
-
-    @property
-    def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
-
-
-def blocks(page: Path) -> list[Block]:
-    text = page.read_text(encoding="utf-8")
-    found = []
-    for match in FENCE.finditer(text):
-        indent = match["indent"]
-        body = "".join(line[len(indent):] if line.startswith(indent) else line
-                       for line in match["body"].splitlines(keepends=True))
-        before = text[:match.start()].rstrip().splitlines()
-        found.append(Block(page, text.count("\n", 0, match.start()) + 1, match["info"].strip().split(" ")[0],
-                           body, bool(before) and before[-1].strip() == RUNNABLE))
-    return found
-
-
-ALL_BLOCKS = [b for page in PAGES for b in blocks(page)]
-
-
-def logical_lines(body: str) -> list[str]:
-    """The lines of a shell block, a line continued with a backslash joined to the next."""
-    return re.sub(r"\\\n\s*", " ", body).splitlines()
-
-
-def commands(block: Block) -> list[list[str]]:
-    """The pytest and agentic-* command lines of a shell block, each as its words (chains split at &&)."""
-    found = []
-    for raw in logical_lines(block.body):
-        line = raw.strip().removeprefix("$ ")
-        if not re.match(r"(pytest|agentic-[a-z]+|apt-get|pip|export|python)\b", line):
-            continue  # a comment, or output shown
-        words = shlex.split(line, comments=True)
-        while words:
-            cut = words.index("&&") if "&&" in words else len(words)
-            if words[0] == "pytest" or words[0].startswith("agentic-"):
-                found.append(words[:cut])
-            words = words[cut + 1:]
-    return found
-
-
-def workflow_runs(doc: Any) -> list[tuple[str, dict[str, str]]]:
-    """(run text, env names in force) for every step of a GitHub Actions workflow."""
-    found = []
-    for job in doc.get("jobs", {}).values():
-        for step in job.get("steps", []):
-            if "run" in step:
-                env = {**doc.get("env", {}), **job.get("env", {}), **step.get("env", {})}
-                found.append((step["run"], env))
-    return found
-
-
-def all_command_lines() -> list[tuple[str, list[str]]]:
-    found = []
-    for block in ALL_BLOCKS:
-        if block.info in SHELL_INFOS:
-            found += [(block.where, words) for words in commands(block)]
-        elif block.info == "yaml":
-            doc = yaml.safe_load(block.body)
-            if isinstance(doc, dict) and "jobs" in doc:
-                for run, _ in workflow_runs(doc):
-                    found += [(block.where, words) for words in commands(Block(block.page, block.line, "", run,
-                                                                             False))]
-    return found
-
-
-@functools.cache
-def help_text(program: str) -> str:
-    argv = [sys.executable, "-m", "pytest", "--help"] if program == "pytest" else [str(BIN / program), "--help"]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"{program} --help failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-@functools.cache
-def registry_entries() -> dict[str, ModelEntry]:
-    return dict(load_registry(ROOT / "models.yaml").entries)
-
-
-def snippet_models() -> dict[str, ModelEntry]:
-    """The entries that the docs' own models.yaml examples define (each validated by the registry)."""
-    found: dict[str, ModelEntry] = {}
-    for block in ALL_BLOCKS:
-        if block.info == "yaml" and "models" in (yaml.safe_load(block.body) or {}):
-            found.update(load_snippet(block).entries)
-    return found
-
-
-def load_snippet(block: Block, tmp: Path | None = None):
-    """Load a docs models.yaml example through the real registry (which names file, entry and key on error)."""
-    import tempfile
-
-    if tmp is None:
-        with tempfile.TemporaryDirectory() as folder:
-            return load_snippet(block, Path(folder))
-    path = tmp / f"snippet-{block.page.stem}-{block.line}.yaml"
-    path.write_text(block.body, encoding="utf-8")
-    return load_registry(path)
-
-
-class _Recorder:
-    """Stands in for pytest's parser: records what options.add_options declares."""
-
-    def __init__(self) -> None:
-        self.options: list[str] = []
-        self.ini: list[str] = []
-        self.spec: dict[str, dict[str, Any]] = {}
-
-    def getgroup(self, *args: Any, **kwargs: Any) -> _Recorder:
-        return self
-
-    def addoption(self, *names: str, **kwargs: Any) -> None:
-        self.options += names
-        self.spec.update({name: kwargs for name in names})
-
-    def addini(self, name: str, *args: Any, **kwargs: Any) -> None:
-        self.ini.append(name)
-
-
-def declared() -> _Recorder:
-    recorder = _Recorder()
-    options.add_options(cast(Any, recorder))  # a stand-in with the three methods add_options calls
-    return recorder
+from .docs_pages import (ALL_BLOCKS, DOCS, PAGES, PLACEHOLDER_MODELS, ROOT, SHELL_INFOS, YAML_BLOCKS, Block,
+                         all_command_lines, blocks, commands, declared, help_text, load_snippet, markers_text,
+                         placeholder, registry_entries, snippet_models, workflow_runs)
 
 
 # ---------------------------------------------------------------- the site
@@ -271,11 +119,6 @@ def test_command_options_exist(where, words):
             assert name in known, f"{where}: {' '.join(words)}: {words[0]} has no option {name}"
 
 
-def placeholder(value: str) -> bool:
-    """A value the reader fills in: N, X, K/N, PATH, CAMPAIGN_DIR, a shell or Actions expression."""
-    return bool(re.fullmatch(r"[A-Z][A-Z_]*(/[A-Z])?", value)) or "$" in value
-
-
 @pytest.mark.parametrize("where,words", [(w, c) for w, c in all_command_lines() if c[0] == "pytest"],
                          ids=lambda v: v if isinstance(v, str) else " ".join(v))
 def test_command_option_values_parse(where, words):
@@ -317,18 +160,9 @@ def test_command_models_and_markers_exist(where, words):
                     assert f"@pytest.mark.{name}:" in markers, f"{where}: -m {name} is no registered marker"
 
 
-@functools.cache
-def markers_text() -> str:
-    done = subprocess.run([sys.executable, "-m", "pytest", "--markers"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
 
 # ---------------------------------------------------------------- YAML examples
 
-
-YAML_BLOCKS = [b for b in ALL_BLOCKS if b.info == "yaml"]
 
 
 def test_every_yaml_example_is_one_of_the_checked_kinds():
@@ -397,109 +231,6 @@ def test_readme_own_model_example_has_api_key_env():
     assert f"export {entry.api_key_env}=" in run.body and f"pytest --model {entry.name}" in run.body
 
 
-# ---------------------------------------------------------------- commands that run here
-
-
-def project_copy(folder: Path) -> Path:
-    """The benchmark as a user's checkout has it: tasks, models.yaml and the ini options."""
-    shutil.copytree(ROOT / "tasks", folder / "tasks", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("models.yaml", "pyproject.toml"):
-        shutil.copy(ROOT / name, folder / name)
-    return folder
-
-
-def run_shown(words: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "pytest", *words[1:]] if words[0] == "pytest" else [str(BIN / words[0]), *words[1:]]
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **(env or {})})
-
-
-RUNNABLE_BLOCKS = [b for b in ALL_BLOCKS if b.runnable]
-
-
-def expected_exit(block: Block, words: list[str]) -> int:
-    line = next(raw for raw in logical_lines(block.body) if shlex.split(raw, comments=True)[:len(words)] == words)
-    said = re.search(r"#.*\bexits? (\d)\b", line)
-    return int(said.group(1)) if said else 0
-
-
-def test_runnable_blocks_are_marked():
-    assert RUNNABLE_BLOCKS, "no block of the docs is marked runnable"
-    shown = [words for block in RUNNABLE_BLOCKS for words in commands(block)]
-    assert ["pytest", "--model", "oracle", "-m", "task_09"] in shown
-    assert ["pytest", "--help"] in shown
-
-
-@pytest.mark.parametrize("block", RUNNABLE_BLOCKS, ids=lambda b: b.where)
-def test_runnable_commands_run_as_the_docs_say(block, tmp_path):
-    folder = project_copy(tmp_path)
-    outputs = []
-    for words in commands(block):
-        done = run_shown(words, folder)
-        want = expected_exit(block, words)
-        assert done.returncode == want, f"{block.where}: {' '.join(words)} exited {done.returncode}, the docs " \
-                                        f"say {want}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        outputs.append((words, done.stdout))
-    for words, out in outputs:
-        if words[:2] == ["pytest", "--model"]:
-            assert f"{words[2]}:" in out and "judged" in out, out[-2000:]
-        if words[0] == "agentic-leaderboard":
-            ran = {w[2] for w, _ in outputs if w[:2] == ["pytest", "--model"]}
-            assert ran and all(f"| {name} " in out for name in ran), out
-        if words == ["pytest", "--help"]:
-            assert "agent evaluation" in out and "CI gates" in out
-
-
-class _KeyedServer(FaultServer):
-    """A local OpenAI-compatible endpoint that plays scripted solutions and records the keys it was sent."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.auth: set[str] = set()
-        super().__init__(*args, **kwargs)
-
-    def reply(self, body: dict[str, Any], auth: str) -> dict[str, Any]:
-        self.auth.add(auth)
-        return super().reply(body, auth)
-
-
-def test_readme_three_steps_end_to_end(tmp_path):
-    """README's entry, with api_base pointed at a local OpenAI-compatible endpoint that plays task_09's
-    reference solution: the key reaches the endpoint from api_key_env, and the campaign folder is where
-    step 3 says, holding what it names."""
-    readme = ROOT / "README.md"
-    entry_block, = [b for b in blocks(readme) if b.info == "yaml"]
-    run_block, = [b for b in blocks(readme) if b.info == "bash"]
-    run_words, = commands(run_block)
-    entry = yaml.safe_load(entry_block.body)["models"]
-    (name, spec), = entry.items()
-    folder = project_copy(tmp_path)
-    instance = load_task_module(ROOT / "tasks" / "test_task_09_know_when_to_stop.py").build(0)
-    with _KeyedServer({instance.prompt: instance.reference}) as server:
-        local = {**spec, "api_base": server.api_base}
-        models = yaml.safe_load((folder / "models.yaml").read_text())
-        models["models"][name] = local
-        (folder / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
-        # Without the key: the session stops before any run, naming the variable.
-        bare = {k: v for k, v in os.environ.items() if k != spec["api_key_env"]}
-        missing = subprocess.run([sys.executable, "-m", "pytest", *run_words[1:], "-m", "task_09", "--runs", "1"],
-                                 cwd=folder, capture_output=True, text=True, timeout=300, env=bare)
-        assert missing.returncode != 0 and spec["api_key_env"] in missing.stdout + missing.stderr
-        assert server.calls == 0
-        done = run_shown([*run_words, "-m", "task_09", "--runs", "1"], folder,
-                         {spec["api_key_env"]: "sk-readme-test"})
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        assert server.calls >= 1 and server.auth == {"Bearer sk-readme-test"}
-    campaign, = (folder / "agentic-results").iterdir()
-    assert re.fullmatch(rf"\d{{8}}-\d{{6}}-{re.escape(name)}", campaign.name), campaign.name
-    step3 = next(line for line in readme.read_text().splitlines() if "agentic-results/<YYYYMMDD-HHMMSS>-" in line)
-    assert f"-{name}/`" in step3
-    for artefact in re.findall(r"`([\w.]+\.(?:md|html|jsonl))`", readme.read_text().split("3. Read the results")[1]
-                               .split("\n\n")[0]):
-        assert (campaign / artefact).is_file(), artefact
-    assert "1/1" in (campaign / "summary.md").read_text()
-    assert "sk-readme-test" not in "".join(p.read_text(errors="replace") for p in campaign.rglob("*") if p.is_file())
-
-
 def test_shell_examples_name_the_credentials_their_models_read():
     """A shell block that names a key's variable names the ones its models read, and no other."""
     entries = {**registry_entries(), **snippet_models()}
@@ -515,30 +246,3 @@ def test_shell_examples_name_the_credentials_their_models_read():
         assert named == needed, f"{block.where}: names {sorted(named)}, its models ({models}) read {sorted(needed)}"
         checked += 1
     assert checked >= 2
-
-
-def test_the_task_example_runs_as_the_page_says(pytester):
-    """docs/writing-a-task.md's example task, as a user's own test file: the oracle passes it, the
-    near-miss fails it as wrong_answer, and the items are named and marked as the page says."""
-    page = DOCS / "writing-a-task.md"
-    example, = [b for b in blocks(page) if b.info == "python"]
-    pytester.makefile(".yaml", models="models:\n  oracle: {model: agentic-scripted/oracle}\n"
-                                      "  near-miss: {model: agentic-scripted/near-miss}\n")
-    pytester.makepyfile(test_mine=example.body)
-    marker = re.search(r"marks it `(\w+)`", page.read_text()).group(1)
-    item = re.search(r"\(`(test_\w+\[oracle-run1\])`\)", page.read_text()).group(1)
-    passed = pytester.runpytest_subprocess("--strict-markers", "-v", "-m", marker, "--model", "oracle",
-                                           "--agentic-out=out")
-    passed.assert_outcomes(passed=3)
-    assert f"test_mine.py::{item} PASSED" in passed.stdout.str()
-    failed = pytester.runpytest_subprocess("--strict-markers", "-m", marker, "--model", "near-miss",
-                                           "--agentic-out=out2")
-    failed.assert_outcomes(failed=3)
-    assert {r["failure_mode"] for r in json_lines(next((pytester.path / "out2").iterdir()) / "runs.jsonl")} \
-        == {"wrong_answer"}
-
-
-def json_lines(path: Path) -> list[dict[str, Any]]:
-    import json
-
-    return [json.loads(line) for line in path.read_text().splitlines()]
