@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Protocol
@@ -105,7 +106,8 @@ class Campaign:
 
     def _new_folder(self) -> Path:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        models = "+".join(e.name for e in self.session.selected_models())[:80]
+        # A variant's id (NAME[LABEL]) is written without the brackets a shell would glob.
+        models = re.sub(r"[^A-Za-z0-9._+-]+", "_", "+".join(e.name for e in self.session.selected_models()))[:80]
         if self.session.replay is not None:
             models = f"rescore-{models}"
         base = f"{stamp}-{models}"
