@@ -70,11 +70,11 @@ def place(pts: Sequence[Point], axis: str) -> None:
         p.on[axis], p.dominated_by[axis] = not by, by
 
 
-def _pct(x: float | None) -> str:
+def pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def _spend(p: Point, axis: str) -> str:
+def spend_text(p: Point, axis: str) -> str:
     value = p.spend(axis)
     if value is None:
         return "unknown"
@@ -89,13 +89,13 @@ def sentences(pts: Sequence[Point], axis: str) -> list[str]:
     by_name = {p.model: p for p in pts}
     on = sorted((p for p in placed if p.on[axis]), key=lambda p: p.spend(axis) or 0.0)
     lines = [f"Against {AXES[axis]}, on the frontier (cheapest first): "
-             + "; ".join(f"{p.model} ({_pct(p.rate)} at {_spend(p, axis)})" for p in on) + "."]
+             + "; ".join(f"{p.model} ({pct(p.rate)} at {spend_text(p, axis)})" for p in on) + "."]
     for p in sorted(placed, key=lambda p: p.model):
         if p.on[axis]:
             continue
         best = max((by_name[m] for m in p.dominated_by[axis]), key=lambda q: (q.rate or 0.0, -(q.spend(axis) or 0.0)))
         text = (f"{p.model} is dominated by {', '.join(p.dominated_by[axis])}: {best.model} passes "
-                f"{_pct(best.rate)} (vs {_pct(p.rate)}) at {_spend(best, axis)} (vs {_spend(p, axis)})")
+                f"{pct(best.rate)} (vs {pct(p.rate)}) at {spend_text(best, axis)} (vs {spend_text(p, axis)})")
         if best.rate == p.rate:
             text += "; the same pass rate for less"
         elif None not in (best.low, p.high) and best.low <= p.high:  # type: ignore[operator]
@@ -107,19 +107,8 @@ def sentences(pts: Sequence[Point], axis: str) -> list[str]:
     return lines
 
 
-def markdown(records: Sequence[RunRecord]) -> str:
-    """The frontier section of summary.md: a table of the points and the sentences."""
-    from .summary import markdown_table
-
-    pts = points(records)
-    rows = [{"model": p.model, "pass rate (95% CI)": f"{_pct(p.rate)} ({_pct(p.low)}-{_pct(p.high)})",
-             "$/task": _spend(p, "usd"), "tokens/task": _spend(p, "tokens"),
-             "frontier ($)": _mark(p.on["usd"]), "frontier (tokens)": _mark(p.on["tokens"])} for p in pts]
-    words = "".join(f"- {line}\n" for axis in AXES for line in sentences(pts, axis))
-    return markdown_table(rows) + "\n" + words
-
-
-def _mark(on: bool | None) -> str:
+def mark(on: bool | None) -> str:
+    """A point's place on one frontier, in a word."""
     return "unknown" if on is None else "on" if on else "dominated"
 
 
@@ -129,4 +118,4 @@ def as_dicts(pts: Sequence[Point]) -> list[dict[str, Any]]:
             for p in pts]
 
 
-__all__ = ["AXES", "Point", "as_dicts", "markdown", "place", "points", "sentences"]
+__all__ = ["AXES", "Point", "as_dicts", "mark", "place", "points", "sentences", "spend_text"]

@@ -154,6 +154,17 @@ FRONTIER_NOTE = (
     "least as often for no more. The report draws both planes.\n\n")
 
 
+def frontier_markdown(records: Sequence[RunRecord]) -> str:
+    """The frontier section of summary.md: a table of the points (``campaign/frontier.py``) and the sentences."""
+    pts = frontier.points(records)
+    rows = [{"model": p.model, "pass rate (95% CI)": f"{frontier.pct(p.rate)} ({frontier.pct(p.low)}-{frontier.pct(p.high)})",
+             "$/task": frontier.spend_text(p, "usd"), "tokens/task": frontier.spend_text(p, "tokens"),
+             "frontier ($)": frontier.mark(p.on["usd"]), "frontier (tokens)": frontier.mark(p.on["tokens"])}
+            for p in pts]
+    words = "".join(f"- {line}\n" for axis in frontier.AXES for line in frontier.sentences(pts, axis))
+    return markdown_table(rows) + "\n" + words
+
+
 def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: int, runs: int, complete: bool,
                      started_at: str, finished_at: str | None, notes: Sequence[str],
                      sections: Sequence[tuple[str, str]] = ()) -> str:
@@ -190,7 +201,7 @@ def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: in
         markdown_table(economy.economy_rows(records)),
         "\n## Frontier: pass rate against spend\n\n",
         FRONTIER_NOTE,
-        frontier.markdown(records),
+        frontier_markdown(records),
     ]
     for title, body in sections:
         parts.append(f"\n## {title}\n\n{body}")
