@@ -120,7 +120,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="an earlier campaign folder: add a per-task then/now table and say whether the overall "
                          "change is beyond noise (Fisher's exact test, alpha 0.05)")
     group.addoption("--agentic-predictions", dest=PREDICTIONS, default=None, metavar="FILE.yaml",
-                    help="predictions written before the campaign, scored after it (see the README for the format)")
+                    help="predictions written before the campaign, scored after it (format: docs/comparing.md, Predictions)")
     group.addoption("--agentic-rescore", dest=RESCORE, default=None, metavar="PATH",
                     help="re-judge a stored campaign with the current checkers by replaying its recorded tool "
                          "calls; no model is called")
