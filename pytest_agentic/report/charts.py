@@ -211,11 +211,28 @@ def scatter(points: Sequence[dict[str, Any]], axis: str = "usd", x_title: str = 
     for p in priced:
         out.append({**p, "x": fx(p["cost"]), "y": fy(p["rate"]), "y_low": fy(p["low"]), "y_high": fy(p["high"]),
                     "shown": _nice(p["cost"], money) if money else f"{p['cost']:,.0f} tokens"})
+    _dodge(out)
     on = sorted((p for p in out if p.get("on")), key=lambda p: (p["x"], -p["y"]))
     frontier = " ".join(f"{p['x']:.1f},{p['y']:.1f}" for p in on) if len(on) > 1 else ""
     yticks = [(fy(t / 100), f"{t}%") for t in (0, 25, 50, 75, 100)]
     return Scatter(width=px + pw + 200, height=py + ph + 44, plot=(px, py, pw, ph), points=out, xticks=xticks,
                    yticks=yticks, log=log, unpriced=unpriced, x_title=x_title, frontier=frontier, axis=axis)
+
+
+def _dodge(points: list[dict[str, Any]]) -> None:
+    """Each point's ``label_y``: beside its dot, moved down a line at a time while it would overwrite a
+    label already placed (points close in spend and pass rate, such as the variants of one entry)."""
+    placed: list[tuple[float, float, float]] = []
+    for p in sorted(points, key=lambda p: (p["y"], p["x"])):
+        x0 = p["x"] + 12
+        x1 = x0 + 6.6 * min(len(p["label"]) + (0 if p.get("on") else 12), 42)
+        y = p["y"] + 4
+        for _ in range(12):
+            if not any(abs(y - py) < 13 and x0 < px1 and px0 < x1 for px0, px1, py in placed):
+                break
+            y += 14
+        placed.append((x0, x1, y))
+        p["label_y"] = y
 
 
 @dataclass
