@@ -75,13 +75,16 @@ SORTS: dict[str, Any] = {
 }
 
 
-def _label(row: dict[str, Any]) -> str:
-    return f"{row['model']} ({row['campaign']})"
+def _label(row: dict[str, Any], repeated: set[str]) -> str:
+    """A row's name in the frontier's sentences: the model, and its campaign when several rows share the model."""
+    return f"{row['model']} ({row['campaign']})" if row["model"] in repeated else row["model"]
 
 
 def _place(out: list[dict[str, Any]]) -> None:
     """Mark each row on or off the two frontiers of the rows shown (``frontier_usd``, ``frontier_tokens``)."""
-    pts = [frontier.Point(model=_label(r), rate=r["pass_rate"], low=r["ci95"][0], high=r["ci95"][1],
+    names = [r["model"] for r in out]
+    repeated = {m for m in names if names.count(m) > 1}
+    pts = [frontier.Point(model=_label(r, repeated), rate=r["pass_rate"], low=r["ci95"][0], high=r["ci95"][1],
                           usd=r["usd_per_task"], tokens=r["tokens_per_task"]) for r in out]
     for axis in frontier.AXES:
         frontier.place(pts, axis)
