@@ -18,6 +18,7 @@ CORE = "task_07 or task_08 or task_09"
 SAY_OK = '''
 import os
 from pytest_agentic import Final, TaskInstance, task
+from pytest_agentic.run.records import TIMING_FIELDS
 
 def build(seed):
     return TaskInstance(prompt="Say ok.", files={}, tools=("fs_list",), reference=[Final("ok")])
@@ -33,7 +34,7 @@ def test_say_ok(agent):
 
 
 def comparable(records):
-    return [{k: v for k, v in r.items() if k != "latency_s"} for r in records]
+    return [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in records]
 
 
 @pytest.fixture

@@ -130,12 +130,13 @@ def economy_rows(records: Sequence[RunRecord], overall_only: bool = False) -> li
                                               r["tokens_per_pass_ci95_high"], "{:.0f}"),
             "$/pass (95% CI)": (_interval(r["usd_per_pass"], r["usd_per_pass_ci95_low"], r["usd_per_pass_ci95_high"],
                                           "${:.6f}") if cost_known else "unknown"),
-            "s/pass (95% CI)": _interval(r["seconds_per_pass"], r["seconds_per_pass_ci95_low"],
-                                         r["seconds_per_pass_ci95_high"], "{:.1f}"),
             "reasoning tok": count(r["reasoning_tokens"], r["runs_without_reasoning_count"]),
             "cached prompt tok": count(r["cached_prompt_tokens"], r["runs_without_cache_count"]),
             "tok/turn mean/max": ("-" if r["tokens_per_turn_mean"] is None
                                   else f"{r['tokens_per_turn_mean']:.0f}/{r['tokens_per_turn_max']}"),
+            # The measured times last (they differ from one session to the next).
+            "s/pass (95% CI)": _interval(r["seconds_per_pass"], r["seconds_per_pass_ci95_low"],
+                                         r["seconds_per_pass_ci95_high"], "{:.1f}"),
             "turns/s to answer": ("-" if r["turns_to_answer_mean"] is None
                                   else f"{r['turns_to_answer_mean']:.1f}/{r['seconds_to_answer_mean']:.1f}"),
         })

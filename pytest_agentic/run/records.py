@@ -164,6 +164,8 @@ class RunRecord(TypedDict):
     seconds_to_answer: NotRequired[float | None]
 
 
+#: The fields of a ``RunRecord`` that measure time: they differ from one session to the next.
+TIMING_FIELDS = ("latency_s", "seconds_to_answer")
 #: The token-economy fields of a ``RunRecord`` (all optional; absent means unknown).
 ECONOMY_FIELDS = ("reasoning_tokens", "cached_prompt_tokens", "tokens_per_turn_mean", "tokens_per_turn_max",
                   "turns_to_answer", "seconds_to_answer")
