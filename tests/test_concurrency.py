@@ -7,6 +7,7 @@ import json
 import pytest
 
 from pytest_agentic.run.models import ModelsFileError, load_registry
+from pytest_agentic.run.records import TIMING_FIELDS
 from pytest_agentic.run.task import Final
 
 from .fault_server import FaultServer
@@ -18,7 +19,6 @@ CORE = "task_07 or task_08 or task_09"
 SAY_OK = '''
 import os
 from pytest_agentic import Final, TaskInstance, task
-from pytest_agentic.run.records import TIMING_FIELDS
 
 def build(seed):
     return TaskInstance(prompt="Say ok.", files={}, tools=("fs_list",), reference=[Final("ok")])
