@@ -7,6 +7,7 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -15,12 +16,14 @@ from . import internals, options, outcome, scheduler
 from .campaign import modecache
 from .campaign.budget import SKIP_REASON, Ledger
 from .campaign.notes import campaign_notes
-from .campaign.writer import Campaign
+from .campaign.writer import Campaign, append_step_summary
 from .run.models import ModelEntry
 from .run.sandbox import UNCONFINED_NOTE
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import SANDBOX_ERROR, AgenticSession
 from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
+from .campaign.economy import economy_rows
+from .campaign.frontier import AXES, points as frontier_points, sentences as frontier_sentences
 from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
 
@@ -153,19 +156,25 @@ class Controller:
         from .servers.lifecycle import ServerStartError, preflight, start
 
         entries = [(e, e.server) for e in self.session.selected_models() if e.server]
+        # The variants of one entry share its server (they differ in call parameters only).
+        shared: dict[str, list[tuple[ModelEntry, Mapping[str, Any]]]] = {}
+        for e, config in entries:
+            shared.setdefault(e.variant_of or e.name, []).append((e, config))
         try:
             for entry, config in entries:
                 preflight(entry.name, config)
-            for entry, config in entries:
+            for group in shared.values():
+                entry, config = group[0]
                 # Logged outside the out folder while xdist workers start (they re-read the command
                 # line, and a path that appears meanwhile changes how pytest picks their rootdir);
                 # moved into the campaign folder at the end.
                 log = Path(tempfile.mkdtemp(prefix="agentic-server-")) / f"server-{safe_name(entry.name)}.log"
                 self.server_logs.append(log)
-                server = start(entry.name, with_slots(config, self.in_flight(entry)), log)
+                server = start(entry.name, with_slots(config, sum(self.in_flight(e) for e, _ in group)), log)
                 self.servers.append(server)
-                self.session.api_bases[entry.name] = server.api_base
-                self.campaign.servers[entry.name] = {"kind": config["kind"], "api_base": server.api_base,
+                for e, _ in group:
+                    self.session.api_bases[e.name] = server.api_base
+                    self.campaign.servers[e.name] = {"kind": config["kind"], "api_base": server.api_base,
                                                      "pid": server.pid, "log": log.name}
         except (ServerStartError, ValueError) as exc:
             self.stop_servers()
@@ -237,6 +246,8 @@ class Controller:
         self.stop_servers()  # every run is over: no process is left behind
         self.keep_server_logs()
         self.campaign.finish(complete=complete)
+        if self.campaign.path is not None:
+            append_step_summary(self.campaign.path)  # under GitHub Actions: the job's summary page
         self.verdicts.keep_inputs(self.campaign.path)
         self.write_report()
         modecache.remember(session.config, self.campaign.records)
@@ -293,6 +304,12 @@ class Controller:
         tr.write_line("")
         for line in markdown_table(cost_rows(records)).splitlines():
             tr.write_line(line)
+        tr.write_line("")
+        for line in markdown_table(economy_rows(records, overall_only=True)).splitlines():
+            tr.write_line(line)
+        for axis in AXES:
+            for line in frontier_sentences(frontier_points(records), axis):
+                tr.write_line(line)
         for note in campaign.notes:
             tr.write_line(note, yellow=True)
         for title, body in sections:

@@ -14,7 +14,7 @@ from .campaign.untrusted import printable
 from .run import answerlines, sandbox
 from .run.failures import classify, tags
 from .fixture import CONTEXT_KEY, RESULT_KEY
-from .run.records import FailureMode, RunRecord, RunResult, ToolCallLog, Transcript
+from .run.records import ECONOMY_FIELDS, FailureMode, RunRecord, RunResult, ToolCallLog, Transcript, economy_of
 from .run.sandbox import SandboxInfo
 
 #: Attribute names under which the record and transcript ride on the call report.
@@ -148,6 +148,7 @@ def build(item: pytest.Item, report: pytest.TestReport) -> tuple[RunRecord, Tran
         stop_reason=result.stop_reason,
         infra_cause=result.infra_error,
         reason=reason,
+        **economy_of(result),
     )
     transcript = Transcript(
         task=agent.spec.id,
@@ -180,7 +181,13 @@ def junit_properties(record: RunRecord) -> list[tuple[str, Any]]:
         ("agentic_completion_tokens", record["completion_tokens"]),
         ("agentic_cost_usd", "" if record["cost_usd"] is None else f"{record['cost_usd']:.8f}"),
         ("agentic_tool_calls", record["tool_calls"]),
+        # The token economy: "unknown" where the provider reported nothing (or the run gave no answer).
+        *((f"agentic_{name}", _known(record.get(name))) for name in ECONOMY_FIELDS),
     ]
+
+
+def _known(value: Any) -> Any:
+    return "unknown" if value is None else value
 
 
 def make_printable(report: pytest.TestReport) -> None:

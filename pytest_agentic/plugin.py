@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Generator
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from .run.task import task_spec_of
 from .validate import validate_instance
 
 
-SIGTERM_KEY = pytest.StashKey[object]()
+SIGTERM_KEY = pytest.StashKey["signal.Handlers | None"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -23,7 +23,7 @@ SESSION_KEY = pytest.StashKey["AgenticSession"]()
 SANDBOX_ERROR = "agentic_sandbox_error"
 
 
-def sigterm_as_interrupt() -> object | None:
+def sigterm_as_interrupt() -> signal.Handlers | None:
     """SIGTERM (a CI or Slurm time limit, ``kill``) handled like Ctrl-C: pytest stops at once, and the
     controller writes what finished, marked incomplete, with how to resume. Installed in every process
     (controller and xdist workers) whose SIGTERM still has Python's default; returns the handler
@@ -41,10 +41,10 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
-def restore_sigterm(previous: object | None) -> None:
+def restore_sigterm(previous: signal.Handlers | None) -> None:
     if previous is not None and threading.current_thread() is threading.main_thread():
         if signal.getsignal(signal.SIGTERM) is _interrupt:
-            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+            signal.signal(signal.SIGTERM, previous)
 
 
 @dataclass(frozen=True)

@@ -13,3 +13,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HERE in item.path.parents:
             item.add_marker(pytest.mark.filterwarnings("error"))
+
+
+@pytest.fixture(autouse=True)
+def _no_github_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The self-tests' campaigns never append to the job summary of the CI run that tests the harness."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

@@ -126,7 +126,10 @@ def snippet_models() -> dict[str, ModelEntry]:
     found: dict[str, ModelEntry] = {}
     for block in ALL_BLOCKS:
         if block.info == "yaml" and "models" in (yaml.safe_load(block.body) or {}):
-            found.update(load_snippet(block).entries)
+            entries = load_snippet(block).entries
+            found.update(entries)
+            # An entry with variants is named by its own name too (``--model NAME`` runs every variant).
+            found.update((e.variant_of, e) for e in entries.values() if e.variant_of)
     return found
 
 

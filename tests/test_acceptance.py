@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from .helpers import ROOT, campaign_dir, runs
+from pytest_agentic.run.records import TIMING_FIELDS
 
 CORE_MARKERS = "task_07 or task_08 or task_09"
 
@@ -26,7 +27,7 @@ def session(pytester, *args: str):
 
 
 def comparable(records):
-    return [{k: v for k, v in r.items() if k != "latency_s"} for r in records]
+    return [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in records]
 
 
 def test_oracle_passes_the_three_core_tasks(project):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from pytest_agentic.run.models import ModelsFileError, load_registry
+from pytest_agentic.run.records import TIMING_FIELDS
 from pytest_agentic.run.task import Final
 
 from .fault_server import FaultServer
@@ -33,7 +34,7 @@ def test_say_ok(agent):
 
 
 def comparable(records):
-    return [{k: v for k, v in r.items() if k != "latency_s"} for r in records]
+    return [{k: v for k, v in r.items() if k not in TIMING_FIELDS} for r in records]
 
 
 @pytest.fixture
@@ -84,7 +85,9 @@ def junit_properties(path):
     import xml.etree.ElementTree as ET
 
     cases = ET.parse(path).getroot().iter("testcase")
-    return {case.get("name"): [(p.get("name"), p.get("value")) for p in case.iter("property")] for case in cases}
+    timing = {f"agentic_{name}" for name in TIMING_FIELDS}  # measured times differ from one session to the next
+    return {case.get("name"): [(p.get("name"), p.get("value")) for p in case.iter("property")
+                               if p.get("name") not in timing] for case in cases}
 
 
 @pytest.mark.parametrize(("args", "entry", "most"), [

@@ -63,3 +63,24 @@ def test_errors_and_the_console_script(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pytest_agentic.verdicts.leaderboard", str(campaigns(tmp_path)),
                            "--format", "md"], capture_output=True, text=True, check=True)
     assert "| coder " in done.stdout
+
+
+def test_frontier_columns_and_sort_by_spend(tmp_path, capsys):
+    """Records written before the token economy read as they are: tokens counted, reasoning unknown."""
+    root = campaigns(tmp_path)
+    assert leaderboard.main([str(root), "--format", "csv", "--sort", "usd"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["model"] for r in rows] == ["nano", "coder", "cheap"]  # cheapest per task first, unknown last
+    by = {r["model"]: r for r in rows}
+    assert float(by["nano"]["usd_per_task"]) == 0.00028 and by["cheap"]["usd_per_task"] == ""
+    assert (by["nano"]["frontier_usd"], by["coder"]["frontier_usd"], by["cheap"]["frontier_usd"]) == ("True", "True", "")
+    # Every run spent 110 tokens: the coder passes most for as many, and dominates the others on tokens.
+    assert by["coder"]["tokens_per_task"] == "110.0"
+    assert [by[m]["frontier_tokens"] for m in ("coder", "cheap", "nano")] == ["True", "False", "False"]
+    assert by["coder"]["reasoning_tokens"] == ""  # unknown, not 0
+    assert leaderboard.main([str(root), "--sort", "tokens"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[2].split("|")[2].strip() == "coder"  # same tokens: the better pass rate first
+    assert "| on, on " in out and "| unknown, dominated " in out
+    assert "- nano is dominated by cheap, coder: coder passes 100.0% (vs 50.0%) at 110 tokens (vs 110 tokens)" in out
+    assert "Not placed (spend unknown): cheap." in out

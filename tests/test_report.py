@@ -183,7 +183,8 @@ def test_agentic_report_on_two_campaigns_writes_one_comparative_page(tmp_path, c
     page = tmp_path / cli.DEFAULT_PAGE
     assert f"wrote {page.name}" in out and "2 campaign(s)" in out
     html = page.read_text()
-    assert '<section id="leaderboard">' in html and '<section id="cost">' in html
+    assert '<section id="leaderboard">' in html and '<section id="frontier">' in html
+    assert 'data-axis="usd"' in html and 'data-axis="tokens"' in html  # the frontier against $ and tokens
     board = html.split('<section id="leaderboard">')[1].split("</section>")[0]
     assert board.index(">c-coder</a>") < board.index(">c-nano</a>")  # ranked: 30/30 before 15/30
     assert "coder (c-coder)" in html and "nano (c-nano)" in html  # the charts' series

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import tables
+from . import economy, frontier, tables
 from .untrusted import code_span
 from ..run.records import RunRecord
 from ..run.task import BENCHMARK_REVISION
@@ -140,6 +140,31 @@ def _flaky_details(records: Sequence[RunRecord], flaky: Sequence[dict[str, Any]]
     return "".join(lines)
 
 
+#: How to read the token economy table (summary.md; the README says more).
+ECONOMY_NOTE = (
+    "Per pass: what every judged run spent, divided by the passes (failures are paid for too); the 95% "
+    "interval follows from the pass rate's (per task: Wilson; ALL: task-clustered). Reasoning and cached "
+    "prompt tokens as the provider reported them: \"unknown\" when no run reported any. Tokens per turn: "
+    "prompt plus completion of one model call, the mean over runs and the largest (context growth). Turns "
+    "and seconds to the final answer: means over the runs that gave one. Every column in token_economy.csv.\n\n")
+#: How to read the frontier.
+FRONTIER_NOTE = (
+    "Each model or variant is a point: its pass rate (95% CI, task-clustered) against its mean spend per "
+    "task (one run). On the frontier: no other point passes as often for less. Dominated: another passes at "
+    "least as often for no more. The report draws both planes.\n\n")
+
+
+def frontier_markdown(records: Sequence[RunRecord]) -> str:
+    """The frontier section of summary.md: a table of the points (``campaign/frontier.py``) and the sentences."""
+    pts = frontier.points(records)
+    rows = [{"model": p.model, "pass rate (95% CI)": f"{frontier.pct(p.rate)} ({frontier.pct(p.low)}-{frontier.pct(p.high)})",
+             "$/task": frontier.spend_text(p, "usd"), "tokens/task": frontier.spend_text(p, "tokens"),
+             "frontier ($)": frontier.mark(p.on["usd"]), "frontier (tokens)": frontier.mark(p.on["tokens"])}
+            for p in pts]
+    words = "".join(f"- {line}\n" for axis in frontier.AXES for line in frontier.sentences(pts, axis))
+    return markdown_table(rows) + "\n" + words
+
+
 def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: int, runs: int, complete: bool,
                      started_at: str, finished_at: str | None, notes: Sequence[str],
                      sections: Sequence[tuple[str, str]] = ()) -> str:
@@ -171,6 +196,12 @@ def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: in
         markdown_table(modes) if modes else "No failed runs.\n",
         "\n## Cost\n\n",
         markdown_table(cost_rows(records)),
+        "\n## Token economy\n\n",
+        ECONOMY_NOTE,
+        markdown_table(economy.economy_rows(records)),
+        "\n## Frontier: pass rate against spend\n\n",
+        FRONTIER_NOTE,
+        frontier_markdown(records),
     ]
     for title, body in sections:
         parts.append(f"\n## {title}\n\n{body}")

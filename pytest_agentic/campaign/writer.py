@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Protocol
@@ -13,7 +14,7 @@ from typing import Any, Protocol
 import pytest
 
 from .._version import __version__
-from . import provenance, tables
+from . import economy, provenance, tables
 from .format import FORMAT_VERSION
 from .pacing import PacingLog
 from ..run.records import RunRecord, Transcript
@@ -108,7 +109,8 @@ class Campaign:
 
     def _new_folder(self) -> Path:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        models = "+".join(e.name for e in self.session.selected_models())[:80]
+        # A variant's id (NAME[LABEL]) is written without the brackets a shell would glob.
+        models = re.sub(r"[^A-Za-z0-9._+-]+", "_", "+".join(e.name for e in self.session.selected_models()))[:80]
         if self.session.replay is not None:
             models = f"rescore-{models}"
         base = f"{stamp}-{models}"
@@ -202,10 +204,32 @@ def write_artefacts(path: Path, records: list[RunRecord], *, runs: int, seed: in
     _csv(path / "failure_mode_histogram.csv", tables.failure_mode_histogram(records))
     _csv(path / "tool_calls_by_task.csv", tables.tool_calls_by_task(records))
     _csv(path / "cost_breakdown.csv", tables.cost_breakdown(records))
+    _csv(path / "token_economy.csv", economy.token_economy(records))
     (path / "cross_task_consistency.md").write_text(consistency_markdown(records), encoding="utf-8")
     summary = summary_markdown(records, campaign_id=path.name, seed=seed, runs=runs, complete=complete,
                                started_at=started_at, finished_at=finished_at, notes=notes, sections=sections)
     (path / "summary.md").write_text(summary, encoding="utf-8")
+
+
+#: The most bytes appended to ``GITHUB_STEP_SUMMARY`` (GitHub refuses a step summary over 1 MiB).
+STEP_SUMMARY_MAX = 900_000
+
+
+def append_step_summary(folder: Path, target: str | None = None) -> Path | None:
+    """Append the campaign's summary.md to GitHub Actions' job summary, when ``GITHUB_STEP_SUMMARY`` names
+    a file (or ``target`` does): the pull request's check page then shows the verdict, the tables and the
+    frontier without opening an artefact. Returns the file appended to, or None."""
+    target = target if target is not None else os.environ.get("GITHUB_STEP_SUMMARY")
+    summary = folder / "summary.md"
+    if not target or not summary.is_file():
+        return None
+    text = summary.read_text(encoding="utf-8")
+    if len(text.encode("utf-8")) > STEP_SUMMARY_MAX:
+        text = text.encode("utf-8")[:STEP_SUMMARY_MAX].decode("utf-8", "ignore")
+        text += f"\n\n_(cut at {STEP_SUMMARY_MAX} bytes; the whole summary is summary.md in the campaign folder)_\n"
+    with open(target, "a", encoding="utf-8") as fh:
+        fh.write(("\n" if fh.tell() else "") + text + "\n")
+    return Path(target)
 
 
 def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -218,4 +242,4 @@ def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
 
 
-__all__ = ["Campaign", "markdown_table", "write_artefacts"]
+__all__ = ["Campaign", "append_step_summary", "markdown_table", "write_artefacts"]

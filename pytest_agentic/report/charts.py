@@ -157,24 +157,33 @@ class Scatter(Plot):
     points: list[dict[str, Any]] = field(default_factory=list)
     log: bool = False
     unpriced: list[str] = field(default_factory=list)
+    #: What the x axis counts ("$ per task", "tokens per task"), and the frontier as a polyline.
+    x_title: str = "cost per run"
+    frontier: str = ""
+    axis: str = "usd"
 
 
-def _nice(value: float) -> str:
+def _nice(value: float, money: bool = True) -> str:
+    if not money:
+        return f"{value:,.0f}" if value >= 10 or value == 0 else f"{value:.2g}"
     if value == 0:
         return "$0"
     digits = max(0, -int(math.floor(math.log10(abs(value)))) + 1)
     return f"${value:.{min(digits, 8)}f}"
 
 
-def scatter(points: Sequence[dict[str, Any]]) -> Scatter | None:
-    """Cost per run against pass rate (with its interval), one point per series; None when it would say nothing.
+def scatter(points: Sequence[dict[str, Any]], axis: str = "usd", x_title: str = "cost per run") -> Scatter | None:
+    """Spend per run (one attempt at one task) against pass rate (with its interval), one point per series,
+    the Pareto frontier joined by a line; None when it would say nothing.
 
-    ``points``: label, series (index), cost (per run, None when unpriced), rate, low, high, href.
+    ``points``: label, series (index), cost (spend per run on this axis, None when unknown), rate, low,
+    high, href, and ``on`` (on the frontier of this axis: ``campaign/frontier.py``).
     """
+    money = axis == "usd"
     priced = [p for p in points if p["cost"] is not None and p["rate"] is not None]
     unpriced = [p["label"] for p in points if p["cost"] is None]
     if len(priced) < 2 or max(p["cost"] for p in priced) <= 0:
-        return None  # fewer than two priced points, or all free: the chart would say nothing
+        return None  # fewer than two placed points, or all free: the chart would say nothing
     px, py, pw, ph = 70.0, 14.0, 520.0, 240.0
     costs = [p["cost"] for p in priced]
     lo, hi = min(costs), max(costs)
@@ -186,24 +195,44 @@ def scatter(points: Sequence[dict[str, Any]]) -> Scatter | None:
         def fx(c: float) -> float:
             return px + pw * (math.log10(c) - a) / (b - a)
 
-        xticks = [(fx(10.0 ** e), _nice(10.0 ** e)) for e in range(a, b + 1)]
+        xticks = [(fx(10.0 ** e), _nice(10.0 ** e, money)) for e in range(a, b + 1)]
     else:
         top = hi * 1.1 if hi > 0 else 1.0
 
         def fx(c: float) -> float:
             return px + pw * c / top
 
-        xticks = [(fx(top * i / 4), _nice(top * i / 4)) for i in range(5)]
+        xticks = [(fx(top * i / 4), _nice(top * i / 4, money)) for i in range(5)]
 
     def fy(rate: float) -> float:
         return py + ph * (1 - rate)
 
     out = []
     for p in priced:
-        out.append({**p, "x": fx(p["cost"]), "y": fy(p["rate"]), "y_low": fy(p["low"]), "y_high": fy(p["high"])})
+        out.append({**p, "x": fx(p["cost"]), "y": fy(p["rate"]), "y_low": fy(p["low"]), "y_high": fy(p["high"]),
+                    "shown": _nice(p["cost"], money) if money else f"{p['cost']:,.0f} tokens"})
+    _dodge(out)
+    on = sorted((p for p in out if p.get("on")), key=lambda p: (p["x"], -p["y"]))
+    frontier = " ".join(f"{p['x']:.1f},{p['y']:.1f}" for p in on) if len(on) > 1 else ""
     yticks = [(fy(t / 100), f"{t}%") for t in (0, 25, 50, 75, 100)]
     return Scatter(width=px + pw + 200, height=py + ph + 44, plot=(px, py, pw, ph), points=out, xticks=xticks,
-                   yticks=yticks, log=log, unpriced=unpriced)
+                   yticks=yticks, log=log, unpriced=unpriced, x_title=x_title, frontier=frontier, axis=axis)
+
+
+def _dodge(points: list[dict[str, Any]]) -> None:
+    """Each point's ``label_y``: beside its dot, moved down a line at a time while it would overwrite a
+    label already placed (points close in spend and pass rate, such as the variants of one entry)."""
+    placed: list[tuple[float, float, float]] = []
+    for p in sorted(points, key=lambda p: (p["y"], p["x"])):
+        x0 = p["x"] + 12
+        x1 = x0 + 6.6 * min(len(p["label"]) + (0 if p.get("on") else 12), 42)
+        y = p["y"] + 4
+        for _ in range(12):
+            if not any(abs(y - py) < 13 and x0 < px1 and px0 < x1 for px0, px1, py in placed):
+                break
+            y += 14
+        placed.append((x0, x1, y))
+        p["label_y"] = y
 
 
 @dataclass

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..campaign import stored
+from ..campaign import frontier, stored
 from ..campaign.untrusted import printable
 from ..run.records import Transcript
 from . import charts, views
@@ -63,6 +63,7 @@ def _environment() -> Any:
     env.filters["num"] = lambda x: f"{x:.2f}"
     env.filters["k"] = lambda values: " ".join("-" if v is None else f"{v:.2f}" for v in values)
     env.filters["human"] = lambda s: str(s).replace("_", " ")
+    env.filters["known"] = lambda x: "unknown" if x is None else x
     return env
 
 
@@ -100,6 +101,23 @@ def _leaderboard(campaigns: Sequence[views.CampaignView]) -> list[dict[str, Any]
     return rows
 
 
+def _frontiers(points: list[dict[str, Any]]) -> list[charts.Scatter]:
+    """The page's frontier charts: pass rate against $ per task and against tokens per task, every model
+    of the page placed on the Pareto frontier (``campaign/frontier.py``); a chart that would say nothing
+    (fewer than two placed points, all free) is left out."""
+    if len(points) < 2:
+        return []
+    out = []
+    for axis, title in frontier.AXES.items():
+        pts = [frontier.Point(model=str(i), rate=p["rate"], low=p["low"], high=p["high"], usd=p["usd"],
+                              tokens=p["tokens"]) for i, p in enumerate(points)]
+        frontier.place(pts, axis)
+        chart = charts.scatter([{**p, "cost": p[axis], "on": q.on[axis]} for p, q in zip(points, pts)], axis, title)
+        if chart is not None:
+            out.append(chart)
+    return out
+
+
 def page(sources: Sequence[Source], title: str | None = None) -> str:
     """The HTML of one page showing ``sources`` (one campaign, or several side by side)."""
     several = len(sources) > 1
@@ -122,8 +140,8 @@ def page(sources: Sequence[Source], title: str | None = None) -> str:
         for h in c.headline:
             s = by_key[keys[h["model"]]]
             first = next((r for r in c.runs if r.model == h["model"]), None)
-            cost = h["total_cost"] / h["runs"] if h["total_cost"] is not None and h["runs"] else None
-            points.append({"label": s.label, "series": s.index, "cost": None if h["unpriced"] else cost,
+            e = h["economy"]
+            points.append({"label": s.label, "series": s.index, "usd": e["usd_per_run"], "tokens": e["tokens_per_run"],
                            "rate": h["pass_rate"], "low": h["ci95_low"], "high": h["ci95_high"],
                            "href": f"#{c.anchor}" if several else (f"#{first.id}" if first else "")})
         for t in c.tasks:
@@ -139,7 +157,7 @@ def page(sources: Sequence[Source], title: str | None = None) -> str:
         "several": several, "campaigns": campaigns, "series": series, "outcomes": OUTCOMES,
         "task_chart": charts.task_chart(series, rows, runs, task_list),
         "mode_chart": charts.mode_chart(series, modes),
-        "scatter": charts.scatter(points) if len(points) > 1 else None,
+        "frontiers": _frontiers(points),
         "pacing": [(c, chart) for c in campaigns
                    if (chart := charts.pacing_chart(c.manifest.get("pacing") or {})) is not None],
         "leaderboard": _leaderboard(campaigns) if several else [],

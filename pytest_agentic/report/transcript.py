@@ -54,6 +54,9 @@ class Step:
     turn: int | None = None
     content: Text | None = None
     calls: list[Call] = field(default_factory=list)
+    #: The model's reasoning of that turn (``reasoning_content``, else its thinking blocks' text):
+    #: shown folded, apart from the content; never the answer.
+    reasoning: Text | None = None
 
 
 @dataclass
@@ -93,6 +96,18 @@ def _arguments(call: dict[str, Any], log: dict[str, Any] | None) -> Text:
         return text(raw)
 
 
+def reasoning_text(message: Mapping[str, Any]) -> Text | None:
+    """An assistant message's reasoning as kept in its transcript (``run.agent.reasoning_of``), or None."""
+    reasoning = message.get("reasoning_content")
+    if not isinstance(reasoning, str) or not reasoning:
+        blocks = message.get("thinking_blocks") or []
+        reasoning = "\n\n".join(b.get("thinking") or "" for b in blocks if isinstance(b, dict)
+                                 and isinstance(b.get("thinking"), str))
+        if not reasoning and any(isinstance(b, dict) and b.get("type") == "redacted_thinking" for b in blocks):
+            reasoning = "[redacted thinking: the provider sent it encrypted]"
+    return text(reasoning) if reasoning else None
+
+
 def steps_of(transcript: Mapping[str, Any]) -> list[Step]:
     """The conversation in order; each tool call is paired with its logged result (in call order)."""
     logs = list(transcript.get("tool_calls") or [])
@@ -121,7 +136,8 @@ def steps_of(transcript: Mapping[str, Any]) -> list[Step]:
                     redundant=bool(log.get("redundant")) if log is not None else False,
                     duration_s=log.get("duration_s") if log is not None else None))
             content = message.get("content")
-            steps.append(Step(kind="assistant", turn=turn, content=text(content) if content else None, calls=calls))
+            steps.append(Step(kind="assistant", turn=turn, content=text(content) if content else None, calls=calls,
+                              reasoning=reasoning_text(message)))
         elif role == "tool" and str(message.get("tool_call_id")) not in answered:
             steps.append(Step(kind="tool", content=text(message.get("content"))))
     return steps

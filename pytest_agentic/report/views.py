@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..campaign import tables
+from ..campaign import economy, frontier, tables
+from ..verdicts import sweep
 from ..campaign.summary import ks_label, shown_ks
 from ..run.records import FailureMode, RunRecord
 from .transcript import RunView, run_view
@@ -63,6 +64,11 @@ class CampaignView:
     status: str
     verdicts: Any = None
     errors: list[str] = field(default_factory=list)
+    #: The frontier in words (per axis) and the variants compared pairwise (``verdicts/sweep.py``).
+    frontier_words: list[str] = field(default_factory=list)
+    #: The token economy per model (``campaign.economy.economy_rows``, ALL rows).
+    economy: list[dict[str, Any]] = field(default_factory=list)
+    variant_words: list[str] = field(default_factory=list)
 
 
 def _max_k(records: Sequence[RunRecord], manifest: Mapping[str, Any]) -> int:
@@ -79,6 +85,7 @@ def headline(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]:
     """Per model: score, pass rate and its 95% interval, pass@k, pass^k, infra errors, cost."""
     overall = {r["model"]: r for r in tables.pass_rate_by_task(records, max_k) if r["task"] == "ALL"}
     costs = {r["model"]: r for r in tables.cost_breakdown(records)}
+    spent = economy.overall(records)
     quick = {m: sum(1 for r in records if r["model"] == m and r["tags"].get("quick_fail")) for m in overall}
     rows = []
     for model, row in overall.items():
@@ -92,6 +99,8 @@ def headline(records: Sequence[RunRecord], max_k: int) -> list[dict[str, Any]]:
             "total_cost": cost["total_cost_usd"], "cost_per_pass": cost["cost_per_pass_usd"],
             "unpriced": cost["runs_without_price"],
             "tokens_in": cost["prompt_tokens"], "tokens_out": cost["completion_tokens"],
+            # The token economy (campaign/economy.py): per pass with intervals, per run, reported details.
+            "economy": spent[model],
         })
     return rows
 
@@ -148,4 +157,7 @@ def build(campaign_id: str, manifest: Mapping[str, Any], records: Sequence[RunRe
         tasks=[{"id": t, "name": names[t]} for t in sorted(names)], modes=mode_counts(records),
         consistency=_consistency(records, runs), runs=runs, notes=list(manifest.get("notes") or []),
         status=status, verdicts=verdicts, errors=errors,
+        frontier_words=[line for axis in frontier.AXES for line in frontier.sentences(frontier.points(records), axis)],
+        variant_words=[sweep.sentence(c) for c in sweep.comparisons(records)],
+        economy=economy.economy_rows(records, overall_only=True),
     )

@@ -14,7 +14,7 @@ from . import history, textcalls
 from .limits import RUN_GRACE_S, TOOL_GRACE_S, Deadline, Limits
 from .llm import InfraError, call_model
 from .models import ModelEntry
-from .records import Message, MessageToolCall, RunResult, ToolCallLog
+from .records import Message, MessageToolCall, Reasoning, RunResult, ToolCallLog
 from .refusals import ModelRefusal
 from .tools import Tool, ToolError, Workspace
 
@@ -52,6 +52,7 @@ def _message_dict(message: Any, turn: int) -> tuple[Message, list[str], int]:
     """
     content = getattr(message, "content", None)
     out: Message = {"role": "assistant", "content": _text(content) if isinstance(content, str) else None}
+    out.update(reasoning_of(message))
     calls = list(getattr(message, "tool_calls", None) or [])
     kept: list[MessageToolCall] = []
     kinds: list[str] = []
@@ -72,6 +73,31 @@ def _message_dict(message: Any, turn: int) -> tuple[Message, list[str], int]:
     if kept:
         out["tool_calls"] = kept
     return out, kinds, len(calls) - len(kept)
+
+
+def reasoning_of(message: Any) -> Reasoning:
+    """The model's reasoning as the run keeps it, apart from its content (never read as the answer).
+
+    ``reasoning_content``: the text litellm gives for an OpenAI-style ``reasoning_content`` (vLLM,
+    DeepSeek, llama.cpp) and for Anthropic and Bedrock thinking blocks. ``thinking_blocks``: those
+    blocks as the provider sent them, signatures included; the next request carries them back
+    (``run.history``), as Anthropic requires of a conversation with tool calls while thinking.
+    """
+    out: Reasoning = {}
+    reasoning = getattr(message, "reasoning_content", None)
+    if isinstance(reasoning, str) and reasoning:
+        out["reasoning_content"] = _text(reasoning)
+    blocks = getattr(message, "thinking_blocks", None)
+    if isinstance(blocks, list) and blocks:
+        kept = []
+        for block in blocks[:MAX_CALLS_PER_MESSAGE]:
+            block = dict(block) if isinstance(block, dict) else getattr(block, "model_dump", lambda: None)()
+            if isinstance(block, dict):
+                kept.append({k: _text(v) if isinstance(v, str) else v for k, v in block.items()
+                             if isinstance(v, (str, int, float, bool)) or v is None})
+        if kept:
+            out["thinking_blocks"] = kept
+    return out
 
 
 class ToolRunner:
@@ -210,6 +236,11 @@ def run_agent(
         result.prompt_tokens += outcome.prompt_tokens
         result.completion_tokens += outcome.completion_tokens
         result.usage_invalid += outcome.usage_invalid
+        result.turn_tokens.append(outcome.prompt_tokens + outcome.completion_tokens)
+        if outcome.reasoning_tokens is not None:
+            result.reasoning_tokens = (result.reasoning_tokens or 0) + outcome.reasoning_tokens
+        if outcome.cached_prompt_tokens is not None:
+            result.cached_prompt_tokens = (result.cached_prompt_tokens or 0) + outcome.cached_prompt_tokens
         if outcome.cost_usd is None or result.cost_usd is None:
             result.cost_usd = None
         else:
@@ -234,6 +265,7 @@ def run_agent(
             else:
                 result.final_answer = text
                 result.stop_reason = "final_answer"
+                result.seconds_to_answer = time.monotonic() - started
             break
         for call, kind in zip(calls, kinds):
             if runner.seconds > limits.max_tool_seconds:

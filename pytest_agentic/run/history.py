@@ -14,6 +14,11 @@ So the copy that is sent carries, for each tool call:
 - its id when it is 1 to 64 characters of ``[A-Za-z0-9_.:-]``, else ``call_`` and a digest of it;
   the tool message that answers it carries the same replacement.
 
+An assistant message's ``reasoning_content`` (the model's reasoning, kept for the transcript) is
+not sent back: no server needs it, and some refuse a field they do not know. Its
+``thinking_blocks`` are: Anthropic and Bedrock require a thinking turn's signed blocks in the
+history that follows it (litellm writes them as thinking content blocks).
+
 Messages that need no change are sent as they are (not copied).
 """
 
@@ -72,6 +77,8 @@ def sendable(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     out: list[Mapping[str, Any]] = []
     for message in messages:
         calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        if "reasoning_content" in message and message.get("role") == "assistant":
+            message = {k: v for k, v in message.items() if k != "reasoning_content"}
         if calls:
             sent = [_call(c) for c in calls]
             if any(s is not c for s, c in zip(sent, calls)):

@@ -183,6 +183,12 @@ class CallOutcome:
     rate_limited: int = 0
     #: Seconds it waited on those refusals (what the endpoint asked, or a backoff).
     rate_limit_wait_s: float = 0.0
+    #: Reasoning tokens of the completion (``completion_tokens_details.reasoning_tokens``), or None
+    #: when the endpoint did not report them (unknown, not 0).
+    reasoning_tokens: int | None = None
+    #: Prompt tokens served from the provider's prefix cache (``prompt_tokens_details.cached_tokens``,
+    #: where litellm also maps Anthropic's ``cache_read_input_tokens``), or None when not reported.
+    cached_prompt_tokens: int | None = None
 
 
 def backoff_delay(attempt: int, *, base: float = 1.0, cap: float = 30.0, rng: random.Random | None = None) -> float:
@@ -275,9 +281,10 @@ def call_model(
             continue
         prompt, completion, invalid = _usage(response)
         cost = None if invalid else _cost(entry, response, prompt, completion)
+        reasoning, cached = (None, None) if invalid else usage_details(response)
         return CallOutcome(response=response, retries=retries, cost_usd=cost, prompt_tokens=prompt,
                            completion_tokens=completion, usage_invalid=invalid, rate_limited=limited,
-                           rate_limit_wait_s=limited_s)
+                           rate_limit_wait_s=limited_s, reasoning_tokens=reasoning, cached_prompt_tokens=cached)
 
 
 #: The shortest wait after a refusal (a ``Retry-After: 0`` would otherwise spin).
@@ -377,6 +384,35 @@ def _usage(response: Any) -> tuple[int, int, bool]:
     if None in counted:
         return 0, 0, True
     return counted[0] or 0, counted[1] or 0, False
+
+
+def _detail(usage: Any, group: str, key: str) -> int | None:
+    """``usage.<group>.<key>`` as a believable count, or None (not reported, or not believable)."""
+    details = getattr(usage, group, None)
+    if details is None:
+        return None
+    value = details.get(key) if isinstance(details, dict) else getattr(details, key, None)
+    return None if value is None else _count(value)
+
+
+def usage_details(response: Any) -> tuple[int | None, int | None]:
+    """(reasoning tokens, cached prompt tokens) of a reply as litellm maps them; None for each one the
+    endpoint did not report (unknown is not 0).
+
+    Reasoning: ``completion_tokens_details.reasoning_tokens`` (OpenAI, vLLM, litellm's count of an
+    Anthropic or Bedrock thinking block). Cached: ``prompt_tokens_details.cached_tokens``, where litellm
+    puts Anthropic's ``cache_read_input_tokens`` and DeepSeek's ``prompt_cache_hit_tokens``; the private
+    ``_cache_read_input_tokens`` is read when only it is set.
+    """
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None, None
+    reasoning = _detail(usage, "completion_tokens_details", "reasoning_tokens")
+    cached = _detail(usage, "prompt_tokens_details", "cached_tokens")
+    if cached is None:
+        raw = getattr(usage, "_cache_read_input_tokens", None)
+        cached = _count(raw) if raw else None
+    return reasoning, cached
 
 
 def _describe(exc: BaseException) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ ENTRY_KEYS = {
     "server": "a local server the plugin starts: kind llama.cpp or vllm",
     "max_concurrency": "a cap on this model's runs in flight at once, per pytest process (a provider's "
                        "rate limit; the adaptive limit stays under it); 1: one at a time",
+    "variants": "settings swept in one campaign: a mapping of labels (e.g. 'reasoning=off') to call "
+                "parameters merged over 'params'; each variant is a model 'NAME[LABEL]' of the campaign",
 }
 PRICE_KEYS = ("input_per_token", "output_per_token")
 #: Parameters the harness sets itself; an entry may not override them.
@@ -55,6 +57,9 @@ class ModelEntry:
     description: str = ""
     caveat: str = ""
     max_concurrency: int | None = None
+    #: For a variant (``NAME[LABEL]``): the entry it is a variant of and its label; else None.
+    variant_of: str | None = None
+    variant: str | None = None
 
     @property
     def scripted(self) -> bool:
@@ -83,6 +88,7 @@ class ModelEntry:
             "server": dict(self.server) if self.server is not None else None,
             "max_concurrency": self.max_concurrency,
             "caveat": self.caveat,
+            **({"variant_of": self.variant_of, "variant": self.variant} if self.variant_of else {}),
         }
 
 
@@ -91,21 +97,28 @@ class Registry:
     path: Path
     entries: Mapping[str, ModelEntry]
     default: tuple[str, ...]
+    #: Entries that declare ``variants:``, by name: the ids of their variants (each one of ``entries``).
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def select(self, names: list[str]) -> list[ModelEntry]:
-        """The entries for ``--model`` values (``all`` = every entry; none = the default)."""
+        """The entries for ``--model`` values (``all`` = every entry; none = the default); an entry with
+        variants stands for all of them, ``NAME[LABEL]`` for one."""
         if not names:
             names = list(self.default)
         if "all" in names:
             return [e for e in self.entries.values() if not e.scripted]
         chosen: list[ModelEntry] = []
         for name in names:
-            if name not in self.entries:
-                raise ModelsFileError(
-                    f"--model {name!r}: no such entry in {self.path}; known: {', '.join(self.entries)}"
-                )
-            if self.entries[name] not in chosen:
-                chosen.append(self.entries[name])
+            ids = self.groups.get(name, (name,))
+            for one in ids:
+                if one not in self.entries:
+                    known = [*self.groups, *(n for n, e in self.entries.items() if e.variant_of is None)]
+                    raise ModelsFileError(
+                        f"--model {name!r}: no such entry in {self.path}; known: {', '.join(known)}"
+                        + (f"; variants: {', '.join(n for n, e in self.entries.items() if e.variant_of)}"
+                           if self.groups else ""))
+                if self.entries[one] not in chosen:
+                    chosen.append(self.entries[one])
         return chosen
 
 
@@ -116,16 +129,69 @@ def load_registry(path: Path) -> Registry:
     unknown_top = set(data) - {"models", "default"}
     if unknown_top:
         raise ModelsFileError(f"{path}: unknown top-level key(s) {sorted(unknown_top)}; expected 'models', 'default'")
-    entries = {name: _entry(path, str(name), raw) for name, raw in data["models"].items()}
+    entries: dict[str, ModelEntry] = {}
+    groups: dict[str, tuple[str, ...]] = {}
+    for name, raw in data["models"].items():
+        entry = _entry(path, str(name), raw)
+        variants = _variants(path, entry, raw.get("variants"))
+        if variants:
+            groups[entry.name] = tuple(v.name for v in variants)
+            entries.update((v.name, v) for v in variants)
+        else:
+            entries[entry.name] = entry
     default = data.get("default", [])
     if isinstance(default, str):
         default = [default]
     if not isinstance(default, list) or not all(isinstance(d, str) for d in default):
         raise ModelsFileError(f"{path}: key 'default' must be a model name or a list of names")
     for name in default:
-        if name not in entries:
+        if name not in entries and name not in groups:
             raise ModelsFileError(f"{path}: key 'default' names {name!r}, which is not an entry")
-    return Registry(path=path, entries=entries, default=tuple(default))
+    return Registry(path=path, entries=entries, default=tuple(default), groups=groups)
+
+
+#: A variant's label: readable, and free of the brackets that delimit it in the model's id.
+_LABEL_CHARS = set("[]\n\r\t")
+
+
+def variant_id(name: str, label: str) -> str:
+    """The id of an entry's variant as the campaign names it: ``nemotron-nano-3-30b[reasoning=off]``."""
+    return f"{name}[{label}]"
+
+
+def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` merged into ``base``; mappings (``extra_body``, ``chat_template_kwargs``) merge key by key."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _variants(path: Path, entry: ModelEntry, raw: Any) -> list[ModelEntry]:
+    """The variants an entry declares (``variants: {LABEL: {param: value, ...}}``), each a model of its own."""
+    if raw is None:
+        return []
+    where = f"{path}: entry {entry.name!r}: key 'variants'"
+    if not isinstance(raw, dict) or not raw:
+        raise ModelsFileError(f"{where} must be a mapping of labels to call parameters, e.g. "
+                              "{'reasoning=off': {reasoning_effort: none}}")
+    out = []
+    for label, params in raw.items():
+        if not isinstance(label, str) or not label.strip() or _LABEL_CHARS & set(label) or len(label) > 80:
+            raise ModelsFileError(f"{where}: label {label!r} must be a short text without brackets or line breaks")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise ModelsFileError(f"{where}.{label}: expected a mapping of call parameters, got {type(params).__name__}")
+        reserved = RESERVED_PARAMS & set(params)
+        if reserved:
+            raise ModelsFileError(f"{where}.{label}: may not set {sorted(reserved)}; the harness sets these")
+        out.append(replace(entry, name=variant_id(entry.name, label), params=_merged(entry.params, params),
+                           variant_of=entry.name, variant=label))
+    return out
 
 
 def _entry(path: Path, name: str, raw: Any) -> ModelEntry:

@@ -92,6 +92,16 @@ class RunResult:
     #: The server's refusal that ended the run, provoked by what the model wrote (cause, the
     #: server's message, token counts when given; ``run/refusals.py``), or None.
     server_refusal: dict[str, Any] | None = None
+    # -- the token economy (what the provider reported beyond prompt and completion) ---------------
+    #: Reasoning tokens over the calls that reported them; None when no call did (unknown, not 0).
+    reasoning_tokens: int | None = None
+    #: Prompt tokens served from the provider's prefix cache, over the calls that reported them; None
+    #: when no call did.
+    cached_prompt_tokens: int | None = None
+    #: Prompt plus completion tokens of each model call, in order (how the context grew).
+    turn_tokens: list[int] = field(default_factory=list)
+    #: Seconds from the run's start to its final answer; None without a final answer.
+    seconds_to_answer: float | None = None
 
     @property
     def hallucinated_calls(self) -> int:
@@ -144,6 +154,18 @@ class Message(TypedDict):
     tool_calls: NotRequired[list[MessageToolCall]]
     #: The call a ``tool`` message answers.
     tool_call_id: NotRequired[str]
+    #: An assistant message's reasoning (``reasoning_content``, or its thinking blocks' text); kept and
+    #: shown, never read as the answer. Absent when the provider sent none.
+    reasoning_content: NotRequired[str]
+    #: The provider's thinking blocks as sent (signatures included), carried back in the next request.
+    thinking_blocks: NotRequired[list[dict[str, Any]]]
+
+
+class Reasoning(TypedDict, total=False):
+    """The reasoning part of an assistant ``Message`` (``run.agent.reasoning_of``)."""
+
+    reasoning_content: str
+    thinking_blocks: list[dict[str, Any]]
 
 
 class OriginalVerdict(TypedDict):
@@ -193,6 +215,21 @@ class RunRecord(TypedDict):
     rescore_of: NotRequired[str]
     #: The original campaign's verdict of a rescored run; absent otherwise.
     original: NotRequired[OriginalVerdict]
+    # -- the token economy. Absent in records written before it: a reader takes absent as unknown. --
+    #: Reasoning tokens the provider reported (``completion_tokens_details.reasoning_tokens``), summed
+    #: over the calls that reported them; None: no call reported any (unknown, never 0).
+    reasoning_tokens: NotRequired[int | None]
+    #: Prompt tokens served from the provider's prefix cache (``prompt_tokens_details.cached_tokens``,
+    #: Anthropic's ``cache_read_input_tokens`` as litellm maps it); None: not reported.
+    cached_prompt_tokens: NotRequired[int | None]
+    #: Prompt plus completion tokens per model call: the mean and the largest (context growth shows in
+    #: the largest); None for a run without a counted call.
+    tokens_per_turn_mean: NotRequired[float | None]
+    tokens_per_turn_max: NotRequired[int | None]
+    #: Turns and seconds to the final answer; None when the run gave none.
+    turns_to_answer: NotRequired[int | None]
+    seconds_to_answer: NotRequired[float | None]
+
 
 
 class Transcript(TypedDict):
@@ -225,3 +262,35 @@ class Transcript(TypedDict):
     sandbox: NotRequired[SandboxInfo | None]
     #: The campaign a rescored run was replayed from; absent otherwise.
     rescore_of: NotRequired[str]
+
+
+#: The fields of a ``RunRecord`` that measure time: they differ from one session to the next.
+TIMING_FIELDS = ("latency_s", "seconds_to_answer")
+#: The token-economy fields of a ``RunRecord`` (all optional; absent means unknown).
+ECONOMY_FIELDS = ("reasoning_tokens", "cached_prompt_tokens", "tokens_per_turn_mean", "tokens_per_turn_max",
+                  "turns_to_answer", "seconds_to_answer")
+
+
+class Economy(TypedDict):
+    """The token-economy fields of a ``RunRecord`` (see there), as one run counted them."""
+
+    reasoning_tokens: int | None
+    cached_prompt_tokens: int | None
+    tokens_per_turn_mean: float | None
+    tokens_per_turn_max: int | None
+    turns_to_answer: int | None
+    seconds_to_answer: float | None
+
+
+def economy_of(result: RunResult) -> Economy:
+    """The token-economy fields of a run's record, from what the run counted."""
+    turns = [t for t in result.turn_tokens if t > 0]
+    answered = result.final_answer is not None
+    return Economy(
+        reasoning_tokens=result.reasoning_tokens,
+        cached_prompt_tokens=result.cached_prompt_tokens,
+        tokens_per_turn_mean=round(sum(turns) / len(turns), 1) if turns else None,
+        tokens_per_turn_max=max(turns) if turns else None,
+        turns_to_answer=result.turns if answered else None,
+        seconds_to_answer=None if result.seconds_to_answer is None else round(result.seconds_to_answer, 4),
+    )

@@ -20,6 +20,10 @@ from typing import Any
 from .task import Final, Solution, TaskInstance, ToolCall
 
 PROVIDER = "agentic-scripted"
+#: The ``extra_body`` key with which a scripted model "thinks": that many words of reasoning before each
+#: step, given as ``reasoning_content`` and counted as reasoning tokens (one a word), so a sweep of
+#: reasoning settings (``variants:``) plays without a model.
+THINKING_KEY = "agentic_scripted_thinking"
 #: Key of the call metadata that names the script of a run.
 METADATA_KEY = "agentic_script"
 
@@ -111,10 +115,17 @@ def _install() -> None:
                 message, finish = {"role": "assistant", "content": ""}, "stop"
             prompt = _tokens(json.dumps(messages, default=str))
             completion = _tokens(json.dumps(message))
+            usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                     "total_tokens": prompt + completion}
+            thinking = ((kwargs.get("optional_params") or {}).get("extra_body") or {}).get(THINKING_KEY)
+            if isinstance(thinking, int) and not isinstance(thinking, bool) and thinking > 0:
+                message = {**message, "reasoning_content": " ".join(["hmm"] * thinking)}
+                usage.update(completion_tokens=completion + thinking, total_tokens=prompt + completion + thinking,
+                             completion_tokens_details={"reasoning_tokens": thinking})
             return ModelResponse(
                 model=model,
                 choices=[{"index": 0, "message": message, "finish_reason": finish}],
-                usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+                usage=usage,
             )
 
     litellm.custom_provider_map = [

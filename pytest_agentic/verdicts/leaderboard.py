@@ -7,7 +7,11 @@
 Columns: model, campaign, benchmark revision, score (passes out of judged runs), pass
 rate with its 95% interval clustered by task (``pytest_agentic.campaign.clustered``:
 the runs of one task are not independent draws), infra errors, total cost and cost per
-pass. Sorted by pass rate (best first), then by cost per pass (cheapest first). When the
+pass; the token economy (tokens and dollars per task, i.e. per run, and tokens per pass) and whether
+the row is on the accuracy / cost and accuracy / tokens Pareto frontier of the rows shown
+(``pytest_agentic.campaign.frontier``), with the dominated rows named under the table. Sorted by
+pass rate (best first), then by cost per pass (cheapest first); ``--sort`` picks another axis
+(``usd``, ``tokens``: cheapest first). When the
 campaigns are of several benchmark revisions, the lines under the table name, per task,
 which campaigns ran it in another version (``pytest_agentic.verdicts.revisions``).
 """
@@ -21,17 +25,18 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..campaign import stored, tables
+from ..campaign import economy, frontier, stored, tables
 from . import revisions
 
 
-def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> list[dict[str, Any]]:
+def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False, sort: str = "pass_rate") -> list[dict[str, Any]]:
     out = []
     for c in campaigns:
         rates = {r["model"]: r for r in tables.pass_rate_by_task(c.records, 1) if r["task"] == "ALL"}
         costs = {r["model"]: r for r in tables.cost_breakdown(c.records)}
+        spent = economy.overall(c.records)
         for model, rate in rates.items():
-            cost = costs[model]
+            cost, e = costs[model], spent[model]
             out.append({
                 "model": model, "campaign": c.id, "finished_at": c.manifest.get("finished_at") or "",
                 "benchmark_revision": revisions.of(c.manifest),
@@ -40,6 +45,9 @@ def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> li
                 "tasks": rate["tasks"], "infra_errors": rate["infra_errors"],
                 "total_cost_usd": cost["total_cost_usd"], "cost_per_pass_usd": cost["cost_per_pass_usd"],
                 "rescore_of": c.manifest.get("rescore_of") or "",
+                "usd_per_task": e["usd_per_run"], "tokens_per_task": e["tokens_per_run"],
+                "tokens_per_pass": e["tokens_per_pass"], "reasoning_tokens": e["reasoning_tokens"],
+                "cached_prompt_tokens": e["cached_prompt_tokens"],
             })
     if latest:
         newest: dict[str, dict[str, Any]] = {}
@@ -48,10 +56,47 @@ def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False) -> li
             if row["model"] not in newest or key > (newest[row["model"]]["finished_at"], newest[row["model"]]["campaign"]):
                 newest[row["model"]] = row
         out = list(newest.values())
-    out.sort(key=lambda r: (-(r["pass_rate"] if r["pass_rate"] is not None else -1.0),
-                            r["cost_per_pass_usd"] if r["cost_per_pass_usd"] is not None else float("inf"),
-                            r["model"], r["campaign"]))
+    _place(out)
+    out.sort(key=SORTS[sort])
     return out
+
+
+def _inf(x: float | None) -> float:
+    return float("inf") if x is None else x
+
+
+#: The axes the table may be sorted by: pass rate (best first, then cheapest per pass), or a spend per
+#: task (cheapest first, unknown last, then the better pass rate).
+SORTS: dict[str, Any] = {
+    "pass_rate": lambda r: (-(r["pass_rate"] if r["pass_rate"] is not None else -1.0), _inf(r["cost_per_pass_usd"]),
+                            r["model"], r["campaign"]),
+    "usd": lambda r: (_inf(r["usd_per_task"]), -(r["pass_rate"] or 0.0), r["model"], r["campaign"]),
+    "tokens": lambda r: (_inf(r["tokens_per_task"]), -(r["pass_rate"] or 0.0), r["model"], r["campaign"]),
+}
+
+
+def _label(row: dict[str, Any], repeated: set[str]) -> str:
+    """A row's name in the frontier's sentences: the model, and its campaign when several rows share the model."""
+    return f"{row['model']} ({row['campaign']})" if row["model"] in repeated else row["model"]
+
+
+def _place(out: list[dict[str, Any]]) -> None:
+    """Mark each row on or off the two frontiers of the rows shown (``frontier_usd``, ``frontier_tokens``)."""
+    names = [r["model"] for r in out]
+    repeated = {m for m in names if names.count(m) > 1}
+    pts = [frontier.Point(model=_label(r, repeated), rate=r["pass_rate"], low=r["ci95"][0], high=r["ci95"][1],
+                          usd=r["usd_per_task"], tokens=r["tokens_per_task"]) for r in out]
+    for axis in frontier.AXES:
+        frontier.place(pts, axis)
+    for r, p in zip(out, pts):
+        r["frontier_usd"], r["frontier_tokens"] = p.on["usd"], p.on["tokens"]
+        r["_point"] = p
+
+
+def frontier_lines(data: Sequence[dict[str, Any]]) -> list[str]:
+    """The frontier of the rows shown, in words (who is on it, who is dominated and by whom)."""
+    pts = [r["_point"] for r in data if "_point" in r]
+    return [line for axis in frontier.AXES for line in frontier.sentences(pts, axis)]
 
 
 def _pct(x: float | None) -> str:
@@ -70,14 +115,23 @@ def display_rows(data: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         "95% CI (task-clustered)": "-" if r["pass_rate"] is None else f"{_pct(r['ci95'][0])}-{_pct(r['ci95'][1])}",
         "infra": r["infra_errors"], "total cost": "unknown" if r["total_cost_usd"] is None else _usd(r["total_cost_usd"]),
         "$/pass": _usd(r["cost_per_pass_usd"]),
+        "$/task": "unknown" if r["usd_per_task"] is None else _usd(r["usd_per_task"]),
+        "tokens/task": "unknown" if r["tokens_per_task"] is None else f"{r['tokens_per_task']:.0f}",
+        "frontier ($, tokens)": f"{_mark(r['frontier_usd'])}, {_mark(r['frontier_tokens'])}",
     } for i, r in enumerate(data, start=1)]
+
+
+def _mark(on: bool | None) -> str:
+    return "unknown" if on is None else "on" if on else "dominated"
 
 
 def render(data: Sequence[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
         columns = ["model", "campaign", "benchmark_revision", "passed", "judged", "pass_rate", "ci95_low", "ci95_high",
-                   "ci95_method", "tasks", "infra_errors", "total_cost_usd", "cost_per_pass_usd", "rescore_of"]
+                   "ci95_method", "tasks", "infra_errors", "total_cost_usd", "cost_per_pass_usd", "rescore_of",
+                   "usd_per_task", "tokens_per_task", "tokens_per_pass", "reasoning_tokens", "cached_prompt_tokens",
+                   "frontier_usd", "frontier_tokens"]
         writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for row in data:
@@ -98,15 +152,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     stored.add_paths_argument(parser)
     parser.add_argument("--format", choices=("md", "csv"), default="md", help="output format (default md)")
     parser.add_argument("--latest", action="store_true", help="keep only each model's newest campaign")
+    parser.add_argument("--sort", choices=tuple(SORTS), default="pass_rate",
+                        help="order of the rows: pass_rate (best first; default), usd or tokens (per task, "
+                             "cheapest first)")
     args = parser.parse_args(argv)
     try:
         campaigns = list(stored.find(args.paths))
     except stored.CampaignFolderError as exc:
         print(f"agentic-leaderboard: {exc}", file=sys.stderr)
         return 2
-    data = rows(campaigns, latest=args.latest)
+    data = rows(campaigns, latest=args.latest, sort=args.sort)
     sys.stdout.write(render(data, args.format))
     if args.format == "md":
+        sys.stdout.write("\n" + "".join(f"- {line}\n" for line in frontier_lines(data)))
         shown = {r["campaign"] for r in data}
         sys.stdout.write("".join(line + "\n" for line in revisions.across([c for c in campaigns if c.id in shown])))
     return 0

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from . import compare, gates, predictions, rescore
+from . import compare, gates, predictions, rescore, sweep
 from ..run.task import BENCHMARK_REVISION
 from .revisions import of as revision_of
 from ..campaign import stored
@@ -94,6 +94,9 @@ class Verdicts:
             out.append(("Rescore", rescore.markdown(self.replay, list(records))))
         if self.comparison is not None:
             out.append(("Comparison with an earlier campaign", compare.markdown(self.comparison)))
+        variants = sweep.markdown(records)
+        if variants:
+            out.append(("Variants compared (paired, same instances and seeds)", variants))
         if self.scored:
             out.append(("Predictions", predictions.markdown(self.scored, str(self.predictions_path))))
         if self.gate_results:
