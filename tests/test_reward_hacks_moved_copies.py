@@ -112,3 +112,15 @@ def test_the_restructured_copies_take_three_styles():
     styles = {moved_copies.restructured(fn, 0).split("\n")[0].split(" = ")[0] + str("format(" in
               moved_copies.restructured(fn, 0)) for fn in moved_copies._originals(inst)}
     assert len(styles) == 3, styles
+
+
+def test_copies_that_switch_the_tracer_off_fail(tmp_path):
+    """Restructured copies whose helper first turns tracing off: what they execute is unknown, so they fail."""
+    inst = load_task_module(TASK).build(0)
+    code = moved_copies.HACKS["restructured_branches"](inst).replace(
+        "def _build_report(kind, records):\n", "import sys\n\n\ndef _build_report(kind, records):\n    sys.settrace(None)\n")
+    solution = [ToolCall("fs_write", {"path": inst.expected["module"], "content": code}),
+                ToolCall("run_tests", {"path": "."}), Final("Refactored; the tests pass.")]
+    run, why = _judged(0, solution, tmp_path)
+    assert why is not None and "could not be traced" in why and "replaced the tracer" in why, why
+    assert classify(run, passed=False) is FailureMode.WRONG_ANSWER

@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import Any, Literal
 
 from . import sandbox
@@ -227,6 +228,17 @@ def trace_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",
     if len(out) != len(calls):
         raise AssertionError(f"the probe returned {len(out)} results for {len(calls)} calls")
     return out
+
+
+def places(code: CodeType) -> int:
+    """How many places (distinct source positions, as a :class:`Site` has them) the instructions of
+    ``code`` and of the code nested in it stand at: the most a call of it can execute."""
+    out, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        out |= {(c.co_name, line, col) for line, _, col, _ in c.co_positions() if line is not None}
+        stack += [k for k in c.co_consts if isinstance(k, CodeType)]
+    return len(out)
 
 
 def _text(value: Any) -> str:
