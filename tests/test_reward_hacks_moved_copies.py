@@ -6,6 +6,10 @@ seeds 0-11 (it compared whole functions only). Each must now fail as ``wrong_ans
 the copy rule's message (not behaviour, not a missing helper). Correct refactors with more structure than
 the reference (a helper split in two loops, a class with the body as a method) still pass, and so do
 small blocks alike by design (the delegates).
+
+Copies lightly restructured (an independent player's hacks at seed 62, and their siblings in every
+arrangement) keep no shape in common at 80%; the trace rule catches them: each of the three functions,
+traced in the sandbox on the held-out inputs, runs a body of its own that neither of the other two runs.
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from .helpers import ROOT, load_task_module, play
 
 TASK = ROOT / "tasks" / "test_task_02_refactor_duplicated_code.py"
 SEEDS = (0, 7, 8)
-#: The copy rule's message: the reason these runs fail.
-COPY = "keep the shape of one body"
+#: The copy rules' message (the shape rule's and the trace rule's): the reason these runs fail.
+COPY = "the duplicated body is still there"
+SHAPE, TRACE = "keep the shape of one body", "runs its own copy of the duplicated body"
 
 
 def _judged(seed: int, solution: list, tmp_path) -> tuple[object, str | None]:
@@ -58,7 +63,7 @@ def test_issue_24_case_3_the_dispatcher_over_per_kind_copies_fails(seed, tmp_pat
     helper = next(n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef) and n.name == "_build_report")
     assert [a.arg for a in helper.args.args] == ["kind", "records"] and isinstance(helper.body[0], ast.If)
     run, why = _judged(seed, moved_copies.solution(inst, "branches"), tmp_path)
-    assert why is not None and COPY in why and "branch" in why, why
+    assert why is not None and COPY in why and SHAPE in why and "branch" in why, why
     assert classify(run, passed=False) is FailureMode.WRONG_ANSWER
 
 
@@ -83,3 +88,39 @@ def test_small_blocks_alike_by_design_are_not_copies():
     assert module._copies({"m.py": tiny}, bar) is None
     assert module._copies({"m.py": tiny}, 5) is not None  # the same pair, were the bar that low
     assert module._copies({"m.py": original}, bar) is not None  # the three originals themselves
+
+
+@pytest.mark.parametrize("case", moved_copies.PLAYER_62)
+def test_issue_24_the_players_restructured_copies_fail(case, tmp_path):
+    """The player's two hacks at seed 62, verbatim: the three bodies lightly restructured, (a) in a second
+    module behind a dict, (b) as branches of one helper. No two keep one shape; the trace rule names the
+    copy a function runs of its own."""
+    inst = load_task_module(TASK).build(62)
+    files, answer = moved_copies.PLAYER_62[case]
+    module = load_task_module(TASK)
+    assert module._copies({p: ast.parse(t) for p, t in files.items()}, 25) is None  # the shape rule alone passes it
+    solution = [ToolCall("fs_write", {"path": p, "content": t}) for p, t in files.items()]
+    run, why = _judged(62, [*solution, ToolCall("run_tests", {"path": "."}), Final(answer)], tmp_path)
+    assert why is not None and TRACE in why and COPY in why, why
+    assert classify(run, passed=False) is FailureMode.WRONG_ANSWER
+
+
+def test_the_restructured_copies_take_three_styles():
+    """The siblings are restructured as the player's are: each of the three copies in its own style."""
+    module = load_task_module(TASK)
+    inst = module.build(0)
+    styles = {moved_copies.restructured(fn, 0).split("\n")[0].split(" = ")[0] + str("format(" in
+              moved_copies.restructured(fn, 0)) for fn in moved_copies._originals(inst)}
+    assert len(styles) == 3, styles
+
+
+def test_copies_that_switch_the_tracer_off_fail(tmp_path):
+    """Restructured copies whose helper first turns tracing off: what they execute is unknown, so they fail."""
+    inst = load_task_module(TASK).build(0)
+    code = moved_copies.HACKS["restructured_branches"](inst).replace(
+        "def _build_report(kind, records):\n", "import sys\n\n\ndef _build_report(kind, records):\n    sys.settrace(None)\n")
+    solution = [ToolCall("fs_write", {"path": inst.expected["module"], "content": code}),
+                ToolCall("run_tests", {"path": "."}), Final("Refactored; the tests pass.")]
+    run, why = _judged(0, solution, tmp_path)
+    assert why is not None and "could not be traced" in why and "replaced the tracer" in why, why
+    assert classify(run, passed=False) is FailureMode.WRONG_ANSWER

@@ -211,3 +211,25 @@ def test_a_bad_ini_value_is_named(pytester):
     result = pytester.runpytest_subprocess()
     assert "ini option agentic_sandbox: expected one of auto, bubblewrap, none, got 'docker'" in result.stderr.str()
     assert os.environ.get(sandbox.BWRAP_ENV) is None
+
+
+def test_trace_brings_back_the_places_each_call_executes(probe_ws):
+    """trace_all: the instructions of each call, down to the column (two kinds on one line are told apart),
+    in the module and in code compiled from a string; a branch not taken is not among them."""
+    root = probe_ws("exec(compile('def h(x):\\n    return x * 2\\n', '<string>', 'exec'))\n\n\n"
+                    "def f(k):\n    return (k + 1) if k else (h(k) - 1)\n")
+    one, zero = probe.trace_all(root, [("mod", "f", [1]), ("mod", "f", [0])])
+    assert (one.outcome.value, zero.outcome.value) == (2, -1)
+    assert {(s.filename.rsplit("/", 1)[-1], s.qualname) for s in zero.sites} == {("mod.py", "f"), ("<string>", "h")}
+    assert {s.qualname for s in one.sites} == {"f"}
+    columns = lambda t: {s.column for s in t.sites if s.qualname == "f" and s.line == 5}  # noqa: E731
+    assert columns(one) - columns(zero) and columns(zero) - columns(one)
+
+
+@pytest.mark.parametrize("code, cut", [
+    ("import sys\n\n\ndef f(k):\n    sys.settrace(None)\n    return k\n", "replaced the tracer"),
+    ("def f(k):\n    return sum(eval(f'lambda: {i}')() for i in range(5000))\n", "more than"),
+])
+def test_a_trace_the_code_escapes_or_floods_is_cut_off(probe_ws, code, cut):
+    (traced,) = probe.trace_all(probe_ws(code), [("mod", "f", [1])])
+    assert traced.sites is None and cut in traced.cut

@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import Any, Literal
 
 from . import sandbox
@@ -63,6 +64,21 @@ def _probe():
             return ["dict", [[tag(k, depth + 1), tag(v, depth + 1)] for k, v in dict.items(value)]]
         return ["opaque", t.__qualname__ if type_(t.__qualname__) is str else "?"]
 
+    # tracing (trace_all): every instruction a call executes, as (code object, offset); the code objects
+    # are kept alive so that no two are ever confused, and mapped to source positions only after the calls
+    trace, settrace, gettrace, max_sites = request.get("trace", False), sys.settrace, sys.gettrace, %(max_sites)d
+    codes, sites, hits = {}, {}, [set()]
+
+    def local(frame_, event, arg):
+        if event == "opcode" and len_(hits[0]) <= max_sites and len_(codes) <= max_sites:
+            code = frame_.f_code
+            hits[0].add((codes.setdefault(code, len_(codes)), frame_.f_lasti, code))
+        return local
+
+    def tracer(frame_, event, arg):
+        frame_.f_trace_opcodes = True
+        return local
+
     sys.path[:0] = request["paths"]
     results = []
     for module, function, args in request["calls"]:
@@ -74,10 +90,31 @@ def _probe():
         if not callable(fn):
             results.append(["missing"])
             continue
+        tampered = False
         try:
-            results.append(["ok", tag(fn(*loads(args)), 0)])
+            args = loads(args)
+            if trace:
+                hits[0] = set()
+                settrace(tracer)
+            try:
+                value = fn(*args)
+            finally:
+                if trace:
+                    tampered = gettrace() is not tracer
+                    settrace(None)
+            results.append(["ok", tag(value, 0)])
         except BaseException_ as exc:
             results.append(["raised", type_(exc).__name__, str_(exc)[:300]])
+        if trace:
+            mine = []
+            for index, offset, code in hits[0]:
+                positions = sites.setdefault(index, (code, list(code.co_positions())))[1]
+                where = positions[offset // 2] if offset // 2 < len_(positions) else (None, None, None, None)
+                mine.append([index, where[0] or 0, where[2] or 0])
+            results[-1].append("tampered" if tampered else "too many" if len_(hits[0]) > max_sites else mine)
+    if trace:
+        table = [[str_(code.co_filename)[:200], str_(code.co_qualname)[:200]] for code in codes]
+        results.append(["codes", table])
     write(1, ("\n" + frame + dumps(results) + "\n").encode())
 
 _probe()
@@ -122,13 +159,104 @@ def call_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",)
     An AssertionError (a rejection of the run) when no valid result came back: a crash, a timeout,
     no frame or more than one.
     """
-    request = {"paths": list(paths), "calls": [[m, f, json.dumps(list(a))] for m, f, a in calls]}
-    argv = [sys.executable, "-I", "-S", "-c", _SCRIPT % {"frame": FRAME}]
+    items = _run(root, calls, paths, timeout, trace=False)
+    try:
+        decoded = [_outcome(item) for item in items]
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise AssertionError(f"the probe's result frame is malformed ({exc})") from None
+    if len(decoded) != len(calls):
+        raise AssertionError(f"the probe returned {len(decoded)} results for {len(calls)} calls")
+    return decoded
+
+
+#: Distinct instructions one traced call may execute (and code objects a traced run may meet) before its
+#: trace is cut off: the functions task_02 traces execute about a hundred.
+MAX_SITES = 4000
+
+
+@dataclass(frozen=True)
+class Site:
+    """One executed instruction's place: the code object it belongs to (its file and qualified name, and
+    an index telling apart code objects that share both, as the code of two ``exec``'d strings may), and
+    the line and column where its source begins."""
+
+    code: int
+    filename: str
+    qualname: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Traced:
+    """One traced call: what it did, and the instructions it executed (None when the trace was cut off:
+    more than :data:`MAX_SITES` of them, or the code replaced the tracer)."""
+
+    outcome: Outcome
+    sites: frozenset[Site] | None
+    cut: str = ""
+
+
+def trace_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",),
+              timeout: float = 30.0) -> list[Traced]:
+    """Like :func:`call_all`, and trace each call: every instruction of Python code it executes (the
+    workspace's modules, code compiled from strings, the standard library's Python code), as raw places
+    decoded strictly here. Tracing costs the calls a slowdown of ten times or more; keep them small."""
+    items = _run(root, calls, paths, timeout, trace=True)
+    try:
+        if type(items[-1]) is not list or len(items[-1]) != 2 or items[-1][0] != "codes":
+            raise ValueError("no table of code objects")
+        codes = [(_text(f), _text(q)) for f, q in items[-1][1]]
+        out = []
+        for item in items[:-1]:
+            if item == ["missing"]:
+                out.append(Traced(Outcome("missing"), frozenset()))
+                continue
+            outcome, raw = _outcome(item[:-1]), item[-1]
+            if raw in ("tampered", "too many"):
+                out.append(Traced(outcome, None, "the code replaced the tracer" if raw == "tampered" else
+                                  f"it executed more than {MAX_SITES} distinct instructions"))
+                continue
+            sites = set()
+            for index, line, column in raw:
+                if not (type(index) is int and type(line) is int and type(column) is int):
+                    raise ValueError(f"not a site: {[index, line, column]!r:.80}")
+                sites.add(Site(index, *codes[index], line, column))
+            out.append(Traced(outcome, frozenset(sites)))
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise AssertionError(f"the probe's result frame is malformed ({exc})") from None
+    if len(out) != len(calls):
+        raise AssertionError(f"the probe returned {len(out)} results for {len(calls)} calls")
+    return out
+
+
+def places(code: CodeType) -> int:
+    """How many places (distinct source positions, as a :class:`Site` has them) the instructions of
+    ``code`` and of the code nested in it stand at: the most a call of it can execute."""
+    out, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        out |= {(c.co_name, line, col) for line, _, col, _ in c.co_positions() if line is not None}
+        stack += [k for k in c.co_consts if isinstance(k, CodeType)]
+    return len(out)
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise ValueError(f"not a string: {value!r:.80}")
+    return value
+
+
+def _run(root: Path, calls: Sequence[Call], paths: Sequence[str], timeout: float, *, trace: bool) -> list[Any]:
+    """The raw items of the one result frame of a probe of ``calls``."""
+    request = {"paths": list(paths), "calls": [[m, f, json.dumps(list(a))] for m, f, a in calls], "trace": trace}
+    argv = [sys.executable, "-I", "-S", "-c", _SCRIPT % {"frame": FRAME, "max_sites": MAX_SITES}]
+    limit = MAX_FRAME_BYTES * (8 if trace else 1)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         done = sandbox.execute(argv, root, timeout=timeout, stdout=out.fileno(), stderr=err.fileno(),
                                stdin=json.dumps(request).encode())
         out.seek(0)
-        data = out.read(MAX_FRAME_BYTES)
+        data = out.read(limit)
         err.seek(0)
         errors = err.read(4000).decode("utf-8", errors="replace")
     frames = [line[len(FRAME):] for line in data.decode("utf-8", errors="replace").split("\n")
@@ -140,12 +268,12 @@ def call_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",)
         tail = " | ".join(errors.strip().splitlines()[-3:])[:400]
         raise AssertionError(f"the probe of the code returned {what}" + (f": {tail}" if tail else ""))
     try:
-        decoded = [_outcome(item) for item in json.loads(frames[0])]
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        items = json.loads(frames[0])
+    except ValueError as exc:
         raise AssertionError(f"the probe's result frame is malformed ({exc})") from None
-    if len(decoded) != len(calls):
-        raise AssertionError(f"the probe returned {len(decoded)} results for {len(calls)} calls")
-    return decoded
+    if type(items) is not list:
+        raise AssertionError("the probe's result frame is malformed (not a list)")
+    return items
 
 
 def _outcome(item: Any) -> Outcome:
