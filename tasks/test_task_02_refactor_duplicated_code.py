@@ -485,7 +485,9 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     # ... and, executed: each of the three runs mostly the places the other two run, not a body of its own
     cut = [f"{name} ({sites})" for name, sites in executed.items() if isinstance(sites, str)]
     assert not cut, f"what the three functions execute could not be traced: {cut[0]}"
-    own = _own_copy(executed, instance.files[exp["module"]])  # type: ignore[arg-type]
+    original = instance.files[exp["module"]]
+    assert isinstance(original, str), f"{exp['module']} of the task's own files is not text"
+    own = _own_copy({name: sites for name, sites in executed.items() if not isinstance(sites, str)}, original)
     assert own is None, own
     assert run.final_answer and run.final_answer.strip(), "no summary was given"
 
