@@ -34,8 +34,12 @@ class AsyncEndpoint:
     """Serves ``/v1/chat/completions`` on 127.0.0.1 from an asyncio loop; every answer after ``latency_s``."""
 
     def __init__(self, solutions: dict[str, Solution], latency_s: float = 0.0, quota: int | None = None,
-                 retry_after: str = "1") -> None:
+                 retry_after: str = "1", hold_until: int | None = None) -> None:
         self.solutions = solutions
+        #: When set, a call is answered once this many calls are in flight at once (or after
+        #: ``latency_s``, whichever comes first): a test of how many a client holds, whatever its speed.
+        self.hold_until = hold_until
+        self._full: asyncio.Event | None = None
         self.echo_auth = False
         self.latency_s = latency_s
         self.quota = quota
@@ -75,7 +79,16 @@ class AsyncEndpoint:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:
-            await asyncio.sleep(self.latency_s)
+            if self.hold_until is None:
+                await asyncio.sleep(self.latency_s)
+            else:
+                assert self._full is not None
+                if self.in_flight >= self.hold_until:
+                    self._full.set()
+                try:
+                    await asyncio.wait_for(self._full.wait(), self.latency_s)
+                except asyncio.TimeoutError:
+                    pass
             answer = self.reply(body, request.headers.get("Authorization", ""))
             self.calls += 1
             self.last_answer = time.monotonic()
@@ -90,6 +103,7 @@ class AsyncEndpoint:
         await runner.setup()
         await web.SockSite(runner, self._sock, backlog=BACKLOG).start()
         self._stop = asyncio.Event()
+        self._full = asyncio.Event()
         self._ready.set()
         await self._stop.wait()
         await runner.cleanup()
