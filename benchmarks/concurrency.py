@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,6 +76,7 @@ def session(folder: Path, runs: int, args: list[str], server: FaultServer | None
     calls_before = server.arrived if server else 0
     if server:
         server.peak = 0
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     # As a user's shell runs it: bytecode caches on (pytest's assertion-rewrite cache among them).
     base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -87,12 +89,17 @@ def session(folder: Path, runs: int, args: list[str], server: FaultServer | None
             first_call = time.monotonic() - start
         time.sleep(0.01 if first_call is None and server else 0.1)
     wall = time.monotonic() - start
+    ended = time.monotonic()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the session's process tree, once reaped
+    cpu = (after.ru_utime - used.ru_utime) + (after.ru_stime - used.ru_stime)
     log.close()
     records = [json.loads(line) for f in out.iterdir() if f.is_dir()
                for line in (f / "runs.jsonl").read_text().splitlines()]
     verdicts = sorted((r["task"], r["model"], r["run"], r["passed"], r["failure_mode"]) for r in records)
+    last = getattr(server, "last_answer", None)
     return {"wall": wall, "peak_mb": peak, "verdicts": verdicts, "first_call": first_call,
-            "in_flight": server.peak if server else None, "rc": proc.returncode}
+            "in_flight": server.peak if server else None, "rc": proc.returncode, "cpu_s": cpu, "out": out,
+            "end_s": ended - last if last is not None and last > start else None}
 
 
 def main() -> int:

@@ -133,7 +133,12 @@ def _redact_in_place(result: RunResult, secrets: list[str]) -> None:
     result.infra_error = redact(result.infra_error, secrets)
 
 
-def make_agent(request: pytest.FixtureRequest, case: Case, tmp_path: Path) -> Agent:
+def make_agent(request: pytest.FixtureRequest, case: Case) -> Agent:
+    """The item's run: the one the scheduler started ahead, else a new one in the test's ``tmp_path``.
+
+    ``tmp_path`` is asked for only then: pytest numbers it by listing its base folder, a cost
+    that grows with every run of the session.
+    """
     from .session import SESSION_KEY
     from .run.task import task_spec_of
 
@@ -147,7 +152,7 @@ def make_agent(request: pytest.FixtureRequest, case: Case, tmp_path: Path) -> Ag
         budget_skip = spent_message(session)
         if budget_skip:
             pytest.skip(budget_skip)
-        agent = Agent(session, request.node, spec, case, tmp_path / "workspace")
+        agent = Agent(session, request.node, spec, case, request.getfixturevalue("tmp_path") / "workspace")
     elif agent.budget_skip:
         pytest.skip(agent.budget_skip)
     request.node.stash[CONTEXT_KEY] = agent

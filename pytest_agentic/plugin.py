@@ -138,6 +138,6 @@ def agentic_case() -> Case:
 
 
 @pytest.fixture
-def agent(request: pytest.FixtureRequest, agentic_case: Case, tmp_path: Path) -> Agent:
+def agent(request: pytest.FixtureRequest, agentic_case: Case) -> Agent:
     """Runs the model on this task, in a fresh workspace; see :class:`pytest_agentic.fixture.Agent`."""
-    return make_agent(request, agentic_case, tmp_path)
+    return make_agent(request, agentic_case)

@@ -35,7 +35,7 @@ import pytest
 
 from . import internals
 from .fixture import Agent, spent_message
-from .run import limiter
+from .run import connections, limiter
 from .run.pool import RunPool
 from .run.task import task_spec_of
 from .session import SESSION_KEY, AgenticSession
@@ -68,6 +68,8 @@ def install_limiters(session: AgenticSession) -> dict[str, limiter.ModelLimiter]
         entry = session.entry(name)
         if not entry.scripted and session.replay is None:
             gates[name] = limiter.install(name, start, cap, adaptive)
+    if gates:  # litellm's connection pool holds every call the limiters may allow at once
+        connections.size_pool(sum(gate.aimd.cap for gate in gates.values()))
     return gates
 
 
@@ -94,6 +96,11 @@ class Prefetcher:
         self._seen: set[str] = set()
         self._index = {item.nodeid: i for i, item in enumerate(self.items)}
         self._queue = internals.worker_queue(self.config)
+        #: In a plain session, the index of the first item not yet looked at: each item costs O(1)
+        #: however wide the window, not a scan of the window.
+        self._cursor = 0
+        self._runs_dir: Path | None = None
+        self._made = 0
         self._worksteal = getattr(self.config.option, "dist", None) == "worksteal"
         self._factory = internals.tmp_path_factory(self.config)
         self._current: tuple[pytest.Item, pytest.Item | None] | None = None
@@ -108,7 +115,10 @@ class Prefetcher:
     def upcoming(self, item: pytest.Item, nextitem: pytest.Item | None) -> list[pytest.Item]:
         if self._queue is None:
             start = self._index.get(item.nodeid, len(self.items))
-            return self.items[start:start + self.window + 1]
+            end = min(len(self.items), start + self.window + 1)
+            first = max(start, self._cursor)
+            self._cursor = max(self._cursor, end)
+            return self.items[first:end]
         ahead = [nextitem] if nextitem is not None else []
         if not self._worksteal:
             with self._queue.lock() as queue:
@@ -143,10 +153,19 @@ class Prefetcher:
             self.top_up(*self._current)
 
     def workspace_root(self, item: pytest.Item) -> Path:
+        """A fresh folder for the run's workspace, in one folder of the session's runs.
+
+        Not ``mktemp(name, numbered=True)`` per run: pytest finds the next number by listing the
+        base folder, so each run would cost a listing of every run before it.
+        """
         name = re.sub(r"[\W]", "_", item.name)[:30]
-        if self._factory is not None:
-            return self._factory.mktemp(name, numbered=True) / "workspace"
-        return Path(tempfile.mkdtemp(prefix=f"{name}-")) / "workspace"
+        if self._runs_dir is None:
+            self._runs_dir = (self._factory.mktemp("agentic-runs", numbered=True) if self._factory is not None
+                              else Path(tempfile.mkdtemp(prefix="agentic-runs-")))
+        self._made += 1
+        folder = self._runs_dir / f"{self._made}-{name}"
+        folder.mkdir()
+        return folder / "workspace"
 
     def submit(self, item: pytest.Item) -> None:
         spec = task_spec_of(item)

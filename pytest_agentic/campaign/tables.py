@@ -27,16 +27,14 @@ def _judged(runs: Sequence[RunRecord]) -> list[RunRecord]:
     return [r for r in runs if r["failure_mode"] != FailureMode.INFRA_ERROR.value]
 
 
-def _per_task_mean(runs: Sequence[RunRecord], k: int, estimator: Any) -> float | None:
+def _per_task_mean(counts: Sequence[tuple[int, int]], k: int, estimator: Any) -> float | None:
     """The mean over tasks of a per-task estimate (pass@k, pass^k), as benchmarks report them overall.
 
-    Tasks with fewer than k judged runs have no estimate and are left out; None when no task has one.
+    ``counts``: (passed, judged) per task (``task_counts``, computed once for every k: a campaign of
+    3000 runs per task has 3000 k). Tasks with fewer than k judged runs have no estimate and are left
+    out; None when no task has one.
     """
-    values = []
-    for task_runs in _group(runs, "task").values():
-        judged = _judged(task_runs)
-        if len(judged) >= k:
-            values.append(estimator(len(judged), sum(r["passed"] for r in judged), k))
+    values = [estimator(judged, passed, k) for passed, judged in counts if judged >= k]
     return sum(values) / len(values) if values else None
 
 
@@ -65,8 +63,8 @@ def _r4(x: float | None) -> float | None:
 def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall_row: bool = False) -> Row:
     judged = _judged(runs)
     n, c = len(judged), sum(r["passed"] for r in judged)
+    counts = task_counts(runs) if overall_row else []
     if overall_row:
-        counts = task_counts(runs)
         est, power = overall(counts), design_power(counts)
         low, high, method = est.low, est.high, est.label
     else:
@@ -86,7 +84,7 @@ def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall_row: bool = Fal
     for prefix, estimator in (("pass@", pass_at_k), ("pass^", pass_hat_k)):
         for k in range(1, max_k + 1):
             if overall_row:
-                value = _per_task_mean(runs, k, estimator)
+                value = _per_task_mean(counts, k, estimator)
             else:
                 value = estimator(n, c, k) if k <= n else None
             row[f"{prefix}{k}"] = round(value, 4) if value is not None else None

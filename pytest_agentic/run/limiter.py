@@ -28,9 +28,11 @@ The numbers, and why:
   hundred milliseconds), an answer takes seconds; calls that have been in flight that long
   with none refused were taken. So the limit need not wait a whole answer to double: 8 calls
   become 256 in 1.25 s, where doubling per round would take five answers' time.
-- ``CAP = 256`` (when neither ``--agentic-concurrency`` nor ``max_concurrency`` caps it):
-  vLLM batches up to 256 sequences by default (``--max-num-seqs``), more than any hosted
-  quota we met allows in flight; a run in flight costs two small thread stacks here.
+- ``CAP = 1024`` (when neither ``--agentic-concurrency`` nor ``max_concurrency`` caps it): a
+  vLLM server takes hundreds of requests at once (``--max-num-seqs``, 256 by default, queues the
+  rest, which ``LATENCY_RISE`` notices), a hosted quota refuses what it does not take (429), and
+  slow start reaches 1024 in 1.75 s when nothing refuses. A call in flight costs two small
+  thread stacks and a connection here (``run.connections`` sizes litellm's pool to the caps).
 - ``BUSY = 0.75``: a round counts toward growth only when at least three quarters of the
   limit were in flight at once during it; a limit that is not in use proves nothing about the
   endpoint (Inspect AI's ``SATURATION_THRESHOLD`` is 0.8; ours sits lower because a run spends
@@ -52,7 +54,7 @@ from typing import Any, Literal
 
 START = 8
 RAMP_S = 0.25
-CAP = 256
+CAP = 1024
 BUSY = 0.75
 LATENCY_RISE = 2.0
 #: Rounds a step to the level refused last must wait (the others take one).
@@ -174,6 +176,9 @@ class ModelLimiter:
         self.rate_limited = 0
         self.slot_wait_s = 0.0
         self._cond = threading.Condition()
+        #: Calls waiting for a slot, and whether one of them keeps slow start's clock (``acquire``).
+        self._waiting = 0
+        self._timer = False
         self._listeners: list[Callable[[], None]] = []
         self._drained = 0
         self._reported = {"calls": 0, "rate_limited": 0, "slot_wait_s": 0.0}
@@ -200,18 +205,33 @@ class ModelLimiter:
         self._listeners.append(listener)
 
     def acquire(self) -> Slot:
-        """Wait for room under the limit and take a slot."""
+        """Wait for room under the limit and take a slot.
+
+        Waiters queue on one condition and are woken as room opens, as many as there is room
+        (``_wake``), never all at once: a release costs the same whether ten or three thousand
+        calls wait. In slow start one waiter, the timer, also wakes every ``RAMP_S`` to let the
+        limit ramp (``Aimd.tick``); the others sleep until a release or a ramp.
+        """
         begun = self.clock()
         moved = False
+        timer = False
         with self._cond:
+            self._waiting += 1
             while self.in_flight >= self.aimd.limit:
                 before = self.aimd.limit
                 self.aimd.tick()
                 if self.aimd.limit != before:
                     moved = True
+                    self._wake()
                     continue
-                # In slow start a waiting call wakes when the limit may ramp; otherwise at a release.
-                self._cond.wait(RAMP_S if self.aimd.slow_start else None)
+                if self.aimd.slow_start and not self._timer:
+                    self._timer = timer = True
+                self._cond.wait(RAMP_S if timer else None)
+            self._waiting -= 1
+            if timer:  # hand the timer to the next waiter, if any
+                self._timer = False
+                if self._waiting:
+                    self._cond.notify()
             self.in_flight += 1
             self.calls += 1
             self.peak = max(self.peak, self.in_flight)
@@ -223,6 +243,12 @@ class ModelLimiter:
             self._notify()
         return slot
 
+    def _wake(self) -> None:
+        """Wake as many waiters as there is room under the limit (called with the lock held)."""
+        room = self.aimd.limit - self.in_flight
+        if room > 0 and self._waiting:
+            self._cond.notify(min(room, self._waiting))
+
     def _notify(self) -> None:
         for listener in self._listeners:
             listener()
@@ -233,7 +259,7 @@ class ModelLimiter:
             before = self.aimd.limit
             change()
             moved = self.aimd.limit != before
-            self._cond.notify_all()
+            self._wake()
         if moved:
             self._notify()
 

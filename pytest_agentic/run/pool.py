@@ -14,7 +14,9 @@ A model with an adaptive limit (``run.limiter``) is capped as that limit moves
 
 from __future__ import annotations
 
+import itertools
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -28,6 +30,8 @@ class _Pending:
     key: str
     fn: Callable[[], Any]
     future: Future
+    #: Submission order: the first pending run of the keys with room starts first.
+    order: int = 0
 
 
 class RunPool:
@@ -45,8 +49,12 @@ class RunPool:
         #: Set when the session stops: runs in flight end at their next turn, pending ones never start.
         self.stopping = threading.Event()
         self._cond = threading.Condition()
-        self._pending: list[_Pending] = []
+        #: Pending runs by key, each in submission order: every step looks at the heads alone, so a
+        #: submit or a start costs the same with 10 or 3000 runs pending.
+        self._pending: dict[str, deque[_Pending]] = {}
+        self._order = itertools.count()
         self._running: dict[str, int] = {}
+        self._busy = 0
         self._threads: list[threading.Thread] = []
         self._idle = 0
         #: The most runs that were ever in flight at once (for tests and benchmarks).
@@ -58,38 +66,38 @@ class RunPool:
             if self.stopping.is_set():
                 future.cancel()
                 return future
-            self._pending.append(_Pending(key, fn, future))
+            self._pending.setdefault(key, deque()).append(_Pending(key, fn, future, next(self._order)))
             self._spawn()
             self._cond.notify()
         return future
 
     def _spawn(self) -> None:
         """Start threads for the pending runs that may start now (called with the lock held)."""
-        free = len(self._threads) - sum(self._running.values())  # idle, or starting and about to look
-        while free < self._startable() and len(self._threads) < self.limit:
+        free = len(self._threads) - self._busy  # idle, or starting and about to look
+        want = self._startable()
+        while free < want and len(self._threads) < self.limit:
             thread = threading.Thread(target=self._work, name=f"agentic-run-{len(self._threads) + 1}",
                                       daemon=True)
             self._threads.append(thread)
             thread.start()
             free += 1
 
+    def _room(self, key: str) -> int:
+        """How many more runs of ``key`` may start under its cap (called with the lock held)."""
+        cap = self.cap(key)
+        return len(self._pending.get(key, ())) if cap is None else cap - self._running.get(key, 0)
+
     def _startable(self) -> int:
         """How many pending runs could start at once under the caps (called with the lock held)."""
-        room = self.limit - sum(self._running.values())
-        taken: dict[str, int] = {}
-        for job in self._pending:
-            if sum(taken.values()) >= room:
-                break
-            cap = self.cap(job.key)
-            if cap is None or self._running.get(job.key, 0) + taken.get(job.key, 0) < cap:
-                taken[job.key] = taken.get(job.key, 0) + 1
-        return sum(taken.values())
+        room = self.limit - self._busy
+        by_key = sum(max(0, min(len(jobs), self._room(key))) for key, jobs in self._pending.items())
+        return max(0, min(room, by_key))
 
     def wake(self) -> None:
-        """A model's limit moved: idle threads look again, and a thread starts if none is idle."""
+        """A model's limit moved: as many idle threads look again as runs may start, and threads start if too few are idle."""
         with self._cond:
             self._spawn()
-            self._cond.notify_all()
+            self._cond.notify(self._startable())
 
     def cap(self, key: str) -> int | None:
         gate = self.limiters.get(key)
@@ -97,17 +105,18 @@ class RunPool:
 
     def in_flight(self) -> int:
         with self._cond:
-            return sum(self._running.values())
+            return self._busy
 
     def _next(self) -> _Pending | None:
-        """The first pending run whose key has room (called with the lock held)."""
-        if sum(self._running.values()) >= self.limit:
+        """The first pending run, in submission order, whose key has room (called with the lock held)."""
+        if self._busy >= self.limit:
             return None
-        for i, job in enumerate(self._pending):
-            cap = self.cap(job.key)
-            if cap is None or self._running.get(job.key, 0) < cap:
-                return self._pending.pop(i)
-        return None
+        heads = [jobs[0] for key, jobs in self._pending.items() if jobs and self._room(key) > 0]
+        if not heads:
+            return None
+        job = min(heads, key=lambda j: j.order)
+        self._pending[job.key].popleft()
+        return job
 
     def _work(self) -> None:
         while True:
@@ -123,7 +132,8 @@ class RunPool:
                 if not job.future.set_running_or_notify_cancel():
                     continue
                 self._running[job.key] = self._running.get(job.key, 0) + 1
-                self.peak = max(self.peak, sum(self._running.values()))
+                self._busy += 1
+                self.peak = max(self.peak, self._busy)
             try:
                 value = job.fn()
             except BaseException as exc:  # handed to whoever waits on the run
@@ -133,7 +143,8 @@ class RunPool:
             finally:
                 with self._cond:
                     self._running[job.key] -= 1
-                    self._cond.notify_all()
+                    self._busy -= 1
+                    self._cond.notify()  # one run may start in its place
 
     def stop(self, wait_s: float = 0.0) -> int:
         """Cancel the runs not yet started and ask the others to end; returns how many were cancelled.
@@ -144,8 +155,9 @@ class RunPool:
         with self._cond:
             self.stopping.set()
             cancelled = 0
-            for job in self._pending:
-                cancelled += job.future.cancel()
+            for jobs in self._pending.values():
+                for job in jobs:
+                    cancelled += job.future.cancel()
             self._pending.clear()
             self._cond.notify_all()
         if wait_s > 0:

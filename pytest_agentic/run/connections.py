@@ -1,0 +1,97 @@
+"""litellm's HTTP connection pool, sized from the models' limits instead of a library default.
+
+litellm 1.106.2 sends a synchronous OpenAI-compatible call (``openai/...``, vLLM, llama.cpp,
+any ``api_base``) through ``litellm.client_session`` when one is set, else through an
+``httpx.Client`` it makes with httpx's default limits (``OpenAIChatCompletion._get_sync_http_client``
+in ``litellm/llms/openai/common_utils.py``): at most 100 connections, of which 20 are kept alive.
+So whatever the limiter allows, no more than 100 calls are ever in flight, and beyond 20 every
+call opens a new connection. litellm never closes a ``client_session`` it was given
+(``owns_wrapped_http_client``), and hands it to every OpenAI client it builds, so the harness
+sets one: an ``httpx.Client`` built as litellm builds its own (its SSL configuration, redirects,
+HTTP/2 setting) with room for every call the session's limiters may have in flight, plus
+``SPARE`` for calls given up on that still hold a connection until their reply or timeout.
+
+Providers that litellm reaches through its own ``HTTPHandler`` (Bedrock, Anthropic) are not
+affected: their pool is made inside litellm with no setting to size it.
+
+A connection is a file descriptor: the process's soft ``RLIMIT_NOFILE`` is raised (up to the
+hard limit) to hold the pool and ``SPARE_FILES`` more for workspaces, transcripts and tools.
+"""
+
+from __future__ import annotations
+
+import resource
+import threading
+from typing import Any
+
+from .llm import litellm_module
+
+#: Connections beyond the limiters' total: calls given up on (``llm.CallTimeout``) still hold theirs.
+SPARE = 64
+#: File descriptors kept free beyond the pool.
+SPARE_FILES = 1024
+
+_lock = threading.Lock()
+_ours: Any = None
+
+
+def pool_size(calls: int) -> int:
+    """Connections for ``calls`` in flight at once."""
+    return max(1, calls) + SPARE
+
+
+def raise_file_limit(needed: int) -> int:
+    """Raise the soft limit on open files to ``needed`` (at most the hard limit); returns the soft limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+def size_pool(calls: int) -> int | None:
+    """Give litellm a client with room for ``calls`` in flight; returns its size (None: the user set one).
+
+    A ``litellm.client_session`` set by the user is left alone. Made again only when the size changes.
+    """
+    global _ours
+    litellm = litellm_module()
+    size = pool_size(calls)
+    with _lock:
+        current = litellm.client_session
+        if current is not None and current is not _ours:
+            return None
+        if _ours is not None and getattr(_ours, "_agentic_size", None) == size:
+            return size
+        raise_file_limit(size + SPARE_FILES)
+        _ours = _client(litellm, size)
+        litellm.client_session = _ours
+        # Calls already made cached OpenAI clients around the old pool: forget them (litellm closes
+        # those it owns after a grace period; ours, the shared session, it never closes).
+        cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+        if cache is not None and hasattr(cache, "flush_cache"):
+            cache.flush_cache()
+    return size
+
+
+def _client(litellm: Any, size: int) -> Any:
+    import httpx
+    from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled
+
+    client = httpx.Client(verify=get_ssl_configuration(), follow_redirects=True, http2=http2_enabled(),
+                          limits=httpx.Limits(max_connections=size, max_keepalive_connections=size))
+    client._agentic_size = size  # type: ignore[attr-defined]
+    return client
+
+
+def current_size() -> int | None:
+    """The size of the pool the harness gave litellm, or None."""
+    return getattr(_ours, "_agentic_size", None) if _ours is not None and _ours is litellm_module().client_session \
+        else None
+
+
+__all__ = ["SPARE", "current_size", "pool_size", "raise_file_limit", "size_pool"]
