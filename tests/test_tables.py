@@ -74,3 +74,28 @@ def test_wilson_interval_equals_scipys():
                 ci = binomtest(passed, runs).proportion_ci(confidence_level=confidence, method="wilson")
                 low, high = wilson_interval(passed, runs, confidence)
                 assert abs(low - ci.low) < 1e-12 and abs(high - ci.high) < 1e-12, (passed, runs, confidence)
+
+
+def test_pass_curves_equal_the_closed_forms_at_every_k():
+    """pass@k and pass^k for all k at once (a running product) agree with the binomial closed forms."""
+    from math import comb
+
+    from pytest_agentic.campaign.stats import pass_at_k, pass_curves, pass_hat_k
+
+    for runs in range(1, 25):
+        for passed in range(runs + 1):
+            at, hat = pass_curves(runs, passed, runs + 2)
+            assert len(at) == len(hat) == runs  # no k beyond the runs
+            for k in range(1, runs + 1):
+                assert abs(at[k - 1] - pass_at_k(runs, passed, k)) < 1e-12
+                assert abs(hat[k - 1] - comb(passed, k) / comb(runs, k)) < 1e-12
+                assert pass_hat_k(runs, passed, k) == comb(passed, k) / comb(runs, k)
+    at, hat = pass_curves(3000, 1500, 3000)  # a big campaign's task: every k, in floats, without overflow
+    assert at[-1] == 1.0 and hat[-1] == 0.0 and 0.0 < hat[9] < 0.001 and len(at) == 3000
+
+
+def test_a_task_of_thousands_of_runs_gets_every_k():
+    rows = tables.pass_rate_by_task([record("task_01", i, i % 2 == 0) for i in range(2000)], 2000)
+    task, overall = rows
+    assert task["pass@1"] == overall["pass@1"] == 0.5 and task["pass@2000"] == 1.0 and task["pass^2000"] == 0.0
+    assert task["pass^2"] == round(1000 * 999 / (2000 * 1999), 4)

@@ -10,7 +10,7 @@ from ..run.answerlines import TAG as ANSWER_FORMAT
 from ..run.records import FailureMode, RunRecord
 from .clustered import Overall, overall
 from .power import Power, design_power
-from .stats import pass_at_k, pass_hat_k, wilson_interval
+from .stats import pass_curves, wilson_interval
 
 Row = dict[str, Any]
 
@@ -27,15 +27,22 @@ def _judged(runs: Sequence[RunRecord]) -> list[RunRecord]:
     return [r for r in runs if r["failure_mode"] != FailureMode.INFRA_ERROR.value]
 
 
-def _per_task_mean(counts: Sequence[tuple[int, int]], k: int, estimator: Any) -> float | None:
-    """The mean over tasks of a per-task estimate (pass@k, pass^k), as benchmarks report them overall.
+def _per_task_means(counts: Sequence[tuple[int, int]], max_k: int) -> tuple[list[float | None], list[float | None]]:
+    """The mean over tasks of pass@k and of pass^k, k = 1..max_k, as benchmarks report them overall.
 
     ``counts``: (passed, judged) per task (``task_counts``, computed once for every k: a campaign of
     3000 runs per task has 3000 k). Tasks with fewer than k judged runs have no estimate and are left
     out; None when no task has one.
     """
-    values = [estimator(judged, passed, k) for passed, judged in counts if judged >= k]
-    return sum(values) / len(values) if values else None
+    sums_at, sums_hat, tasks = [0.0] * max_k, [0.0] * max_k, [0] * max_k
+    for passed, judged in counts:
+        at, hat = pass_curves(judged, passed, max_k)
+        for i, (a, h) in enumerate(zip(at, hat)):
+            sums_at[i] += a
+            sums_hat[i] += h
+            tasks[i] += 1
+    return ([s / t if t else None for s, t in zip(sums_at, tasks)],
+            [s / t if t else None for s, t in zip(sums_hat, tasks)])
 
 
 def task_counts(runs: Sequence[RunRecord]) -> list[tuple[int, int]]:
@@ -81,12 +88,11 @@ def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall_row: bool = Fal
         "ci95_high": _r4(high) if n else None,
         "ci95_method": method if n else None,
     }
-    for prefix, estimator in (("pass@", pass_at_k), ("pass^", pass_hat_k)):
+    curves: tuple[Sequence[float | None], Sequence[float | None]] = (
+        _per_task_means(counts, max_k) if overall_row else pass_curves(n, c, max_k))
+    for prefix, values in zip(("pass@", "pass^"), curves):
         for k in range(1, max_k + 1):
-            if overall_row:
-                value = _per_task_mean(counts, k, estimator)
-            else:
-                value = estimator(n, c, k) if k <= n else None
+            value = values[k - 1] if k <= len(values) else None
             row[f"{prefix}{k}"] = round(value, 4) if value is not None else None
     # Overall only (blank on task rows): clusters, standard error, the runs-as-independent
     # Wilson interval for reference, and the minimum detectable change (campaign/power.py).

@@ -59,6 +59,7 @@ class Campaign:
         self.started_at = _now()
         self.finished_at: str | None = None
         self.records: list[RunRecord] = []
+        self._seen: set[tuple[str, str, int]] = set()
         self.path: Path | None = None
         self.complete = False
         self.resumed_at: list[str] = []
@@ -89,8 +90,10 @@ class Campaign:
         transcript = redact(transcript, self.session.secrets)
         # One record per run: a re-run (after an infra error, on resume) replaces the earlier one.
         key = (record["model"], record["task"], record["run"])
-        self.records = [r for r in self.records if (r["model"], r["task"], r["run"]) != key]
+        if key in self._keys():  # rare: a scan; the common case costs O(1), not O(runs) (a quadratic campaign)
+            self.records = [r for r in self.records if (r["model"], r["task"], r["run"]) != key]
         self.records.append(record)
+        self._seen.add(key)
         target = path / record["transcript"]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(transcript, indent=1, default=str), encoding="utf-8")
@@ -99,6 +102,12 @@ class Campaign:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
+
+    def _keys(self) -> set[tuple[str, str, int]]:
+        """The (model, task, run) of every record, kept beside ``records`` (rebuilt if it was replaced)."""
+        if len(self._seen) != len(self.records):
+            self._seen = {(r["model"], r["task"], r["run"]) for r in self.records}
+        return self._seen
 
     def ensure_folder(self) -> Path:
         """The campaign folder, created (with its manifest) on first need."""
