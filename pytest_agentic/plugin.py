@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Generator
-from pathlib import Path
 
 import pytest
 

@@ -99,7 +99,8 @@ class AsyncEndpoint:
     async def _main(self) -> None:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completion)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # Calls still held at exit (a latency of minutes) are dropped within a second, not waited on for 60 s.
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         await web.SockSite(runner, self._sock, backlog=BACKLOG).start()
         self._stop = asyncio.Event()
@@ -124,5 +125,8 @@ class AsyncEndpoint:
     def __exit__(self, *exc: Any) -> None:
         if self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
-        self.thread.join(10)
+        self.thread.join(60)
         self._sock.close()
+        if self.thread.is_alive():
+            raise RuntimeError("the asyncio endpoint did not stop within 60 s")
+        self._loop.close()  # closed by its thread already, unless it never started

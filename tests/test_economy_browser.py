@@ -6,25 +6,11 @@ The campaign: one scripted entry with two variants, one of which "thinks" (``rea
 
 from __future__ import annotations
 
-import os
 import shutil
-
-import pytest
 
 from . import browser
 from .helpers import ROOT, campaign_dir
 from .test_variants import _scripted_sweep
-
-
-@pytest.fixture
-def chromium() -> str:
-    found = browser.chromium()
-    if found is None:
-        missing = "Debian's chromium is not installed here (apt-get install chromium; .ci/run installs it)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{missing}: CI must run this test")
-        pytest.skip(missing)
-    return found
 
 
 def _classes(node: browser.Node) -> set[str]:

@@ -110,18 +110,6 @@ def test_pytest_html_rows_carry_mode_tags_and_a_link_to_the_transcript(campaign)
     assert '<th class="col-agentic">agentic mode</th>' in page
 
 
-@pytest.fixture
-def chromium() -> str:
-    """The browser, or a skip saying why (a failure under CI, where .ci/run installs it)."""
-    found = browser.chromium()
-    if found is None:
-        missing = "Debian's chromium is not installed here (apt-get install chromium; .ci/run installs it)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{missing}: CI must run this test")
-        pytest.skip(missing)
-    return found
-
-
 def test_chromium_renders_the_report_offline_and_runs_no_model_text(chromium, campaign, sentinel, tmp_path):
     report = campaign / "report.html"
     chosen = "task_42-run2-near-miss"
@@ -135,9 +123,11 @@ def test_chromium_renders_the_report_offline_and_runs_no_model_text(chromium, ca
     assert not list(next(doc.iter("main")).iter("img")) and not list(doc.iter("iframe"))
     assert not [(n.tag, k) for n in doc.iter() for k in n.attrs if k.startswith("on")]
     assert "hidden" not in doc.with_class("toolbar")[0].attrs  # shown by the script
-    # Charts present: pass rate per task (every run a link) and failure modes.
-    charts = doc.with_class("chart")
+    # Charts present: pass rate per task (every run a link) and failure modes; beside them the frontier's
+    # (tests/test_economy_browser.py reads those).
+    charts = [c for c in doc.with_class("chart") if "frontier-chart" not in c.attrs["class"].split()]
     assert len(charts) == 2 and all(c.tag == "svg" for c in charts)
+    assert [c.attrs["aria-labelledby"] for c in charts] == ["task-chart-title", "mode-chart-title"]
     marks = [a.attrs["href"] for a in charts[0].iter("a") if a.with_class("mark")]
     runs = [d for d in doc.iter("details") if "run" in d.attrs.get("class", "").split()]
     assert len(runs) == 12 and sorted(marks) == sorted(f"#{d.attrs['id']}" for d in runs)

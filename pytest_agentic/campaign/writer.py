@@ -19,7 +19,7 @@ from .format import FORMAT_VERSION
 from .pacing import PacingLog
 from ..run.records import RunRecord, Transcript
 from ..run.redact import redact
-from .summary import consistency_markdown, markdown_table, summary_markdown
+from .summary import consistency_markdown, summary_markdown
 from ..run.task import BENCHMARK_REVISION
 
 
