@@ -122,6 +122,26 @@ def test_after_a_refusal_the_limit_grows_by_one_a_round_and_probes_the_refused_l
     assert aimd.events[-1]["why"] == "steady"
 
 
+def test_a_level_refused_again_and_again_is_probed_ever_more_rarely():
+    """A fixed quota of 6: each refused probe of 7 doubles the rounds the next probe waits (3, 6, 12, 24, 24)."""
+    aimd = Aimd(8, 256, clock=Clock())
+    aimd.refusal(aimd.episode, 6, "RateLimitError 429")  # the first burst: cut to the 6 still held
+    waits = []
+    for _ in range(6):
+        rounds = 0
+        while aimd.limit < 7:
+            busy_round(aimd)
+            rounds += 1
+            assert rounds <= limiter.MAX_PROBE_ROUNDS
+        waits.append(rounds)
+        aimd.refusal(aimd.episode, 6, "RateLimitError 429")  # 7 refused: back to 6
+        assert aimd.limit == 6
+    assert waits == [1, 3, 6, 12, 24, 24]
+    # Another level refused resets the wait: the quota moved.
+    aimd.refusal(aimd.episode, 3, "RateLimitError 429")
+    assert aimd.limit == 3 and aimd.probe_rounds == limiter.PROBE_ROUNDS
+
+
 def test_the_limit_never_passes_its_cap_nor_falls_under_one():
     aimd = Aimd(16, 4, clock=Clock())
     assert aimd.limit == 4
