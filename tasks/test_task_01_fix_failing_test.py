@@ -95,7 +95,9 @@ def _money(rng: random.Random) -> dict:
     exact = [f"{rng.randint(1, 60)}.{c}" for c in rng.sample(["00", "25", "50", "75"], 2)]
     cents_of = [round(float(x) * 100) for x in exact]
     fmt = lambda c: f"{c // 100}.{c % 100:02d}"  # noqa: E731
-    hidden_cases = [(h, round(float(h) * 100)) for h in hidden] + [("15", 1500), ("0.5", 50)]
+    # Beyond the tested kind of amount: whole amounts, one decimal, 3 to 5 digits before the point, negative.
+    hidden += ["15", "0.5", "128.14", "4096.19", "20480.01", f"-{hidden[0]}"]
+    hidden_cases = [(h, round(float(h) * 100)) for h in hidden]
     return {
         "module": "money",
         "function": "to_cents",
@@ -174,7 +176,7 @@ def _batching(rng: random.Random) -> dict:
         f"    assert chunk(list(range({size * 2})), {size}) == "
         f"{[list(range(0, size)), list(range(size, size * 2))]}\n"
     )
-    hidden_cases = [(m, k) for m, k in ((7, 3), (1, 4), (10, 4), (5, 5), (0, 3), (11, 2))]
+    hidden_cases = [(m, k) for m, k in ((7, 3), (1, 4), (10, 4), (5, 5), (0, 3), (11, 2), (1, 1), (103, 10))]
     return {
         "module": "batching",
         "function": "chunk",
@@ -259,7 +261,10 @@ def _durations(rng: random.Random) -> dict:
         f'    assert parse_duration("{s}m{s}s") == {60 * s + s}\n'
     )
     start = rng.randint(1_700_000_000, 1_800_000_000)
-    hidden_cases = [("45s", 45), ("12h", 43200), ("1h30m15s", 5415), ("90m", 5400), ("2h5m10s", 7510)]
+    # Numbers of one to five digits in every unit: a fix that reads only some digit counts fails.
+    hidden_cases = [("45s", 45), ("12h", 43200), ("1h30m15s", 5415), ("90m", 5400), ("2h5m10s", 7510),
+                    ("120m", 7200), ("100s", 100), ("168h", 604800), ("1000s", 1000), ("86400s", 86400),
+                    ("2h120m3600s", 18000)]
     return {
         "module": "durations",
         "function": "parse_duration",
@@ -447,13 +452,16 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     module = exp["module"][:-3].replace("/", ".")
     tests = _test_functions(exp["protected"])
     calls = [(m, name, []) for m, name in tests] + [(module, exp["function"], args) for args, _ in exp["held_out"]]
-    outcomes = probe.call_all(run.workspace, calls, paths=(".", "tests"))
+    outcomes = probe.call_all(run.workspace, calls, paths=(".", "tests"), origin=True)
     failed = [f"{m}.{name} {o.shown()}" for (m, name), o in zip(tests, outcomes) if o.kind != "ok" or o.value is not None]
     assert not failed, f"the suite does not pass: {'; '.join(failed[:3])}"[:500]
     wrong = [f"{exp['function']}{tuple(args)} {o.shown()}, expected {want!r}"
              for (args, want), o in zip(exp["held_out"], outcomes[len(tests):])
              if o.kind != "ok" or type(o.value) is not type(want) or o.value != want]
     assert not wrong, f"held-out cases of {exp['function']} fail: {'; '.join(wrong[:3])}"[:500]
+    # The held-out cases must have run the function of the faulty module itself, as its file defines it.
+    elsewhere = probe.foreign(run.workspace, exp["module"], exp["function"], outcomes[len(tests):])
+    assert elsewhere is None, f"{elsewhere}; the defect is still in {exp['module']}"[:500]
     assert run.final_answer and run.final_answer.strip(), "no summary was given"
 
 

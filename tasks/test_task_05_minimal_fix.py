@@ -107,9 +107,11 @@ def _cases(rng: random.Random) -> dict[str, list[list]]:
     for xs in evens:
         rng.shuffle(xs)
     odds = [rng.sample(range(1, 90), k) for k in (1, 3, 5)]
+    # Every branch of each rule: even counts whose middle pair sums to an odd number (a half, so floor division
+    # fails), and century years divisible by 400, by 200 but not 400, and by 100 only.
     return {
-        "median": [[xs] for xs in evens + odds],
-        "is_leap_year": [[y] for y in (1600, 1700, 1900, 2000, 2023, 2024, 2100, 2400)],
+        "median": [[xs] for xs in evens + odds] + [[[2, 1]], [[10, 4, 7, 1]]],
+        "is_leap_year": [[y] for y in (1600, 1700, 1800, 1900, 2000, 2023, 2024, 2100, 2200, 2400, 2600, 2800)],
         "percent_change": [[o, n] for o, n in ((80, 100), (50, 40), (200, 250), (4, 1), (10, 10))],
         "mean": [[[1, 2, 3, 4]], [[rng.randint(1, 50) for _ in range(5)]]],
         "format_percent": [[12.345], [rng.randint(1, 999) / 7]],
@@ -261,12 +263,16 @@ def build(seed: int) -> TaskInstance:
     )
 
 
-def _wrong_results(root, module: str, cases: dict) -> list[str]:
-    """The held-out cases whose result differs from the expected one; the calls run in the sandbox."""
+def _wrong_results(root, module: str, cases: dict, function: str) -> list[str]:
+    """The held-out cases whose result differs from the expected one; the calls run in the sandbox. The
+    faulty ``function`` that ran must be the one the module's file defines, not a replacement."""
     calls = [(module, name, args) for name, items in cases.items() for args, _ in items]
     wants = [(name, args, want) for name, items in cases.items() for args, want in items]
-    bad = []
-    for (name, args, want), got in zip(wants, probe.call_all(root, calls)):
+    outcomes = probe.call_all(root, calls, origin=True)
+    elsewhere = probe.foreign(root, f"{module}.py", function,
+                              [o for (name, _, _), o in zip(wants, outcomes) if name == function])
+    bad = [elsewhere] if elsewhere else []
+    for (name, args, want), got in zip(wants, outcomes):
         if got.kind != "ok":
             bad.append(f"{name}{tuple(args)} {got.shown()}, expected {want!r}")
             continue
@@ -318,7 +324,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert after != before, f"{exp['module']} was not changed: the bug is still there"
     problem = _changed_lines_ok(before, after, exp["faulty_line"] - 1)
     assert problem is None, f"the diff is not minimal: {problem}"
-    problems = _wrong_results(run.workspace, Path(exp["module"]).stem, exp["cases"])
+    problems = _wrong_results(run.workspace, Path(exp["module"]).stem, exp["cases"], exp["function"])
     assert not problems, "the fix is wrong: " + "; ".join(problems[:4])
     assert run.final_answer and run.final_answer.strip(), "no summary was given"
 

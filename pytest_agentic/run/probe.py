@@ -3,7 +3,9 @@
 A checker that must know what the model's code does asks for calls (module, function, arguments);
 :func:`call_all` runs them in one sandboxed interpreter (``python -I -S``: no ``site``, so no
 ``sitecustomize``, ``usercustomize`` or ``.pth`` file of the workspace runs, and no environment
-variable steers it) and returns what each call returned or raised. The checker compares those values
+variable steers it) and returns what each call returned or raised; asked, it also tells where the called
+function comes from (:class:`Origin`), so that :func:`foreign` can say whether the function a file defines is
+the one that ran, not a replacement installed from elsewhere. The checker compares those values
 with what it expects, in its own process: expected values never enter the box (not in the argument
 list, the environment, the input or any file visible inside).
 
@@ -32,11 +34,40 @@ FRAME = "AGENTIC-PROBE-RESULT "
 #: Bytes of the probe's stdout read back at most.
 MAX_FRAME_BYTES = 512 * 1024
 
+# The shape of a code object and of the code nested in it: everything that decides what it does (bytecode,
+# constants, names, its definition's line), not its file name. One text, run in the box (before any model
+# code, the builtins it uses bound as defaults) and here alike; iterative, so that it looks up no global.
+_SHAPE = r"""
+def code_shape(code, _type=type, _repr=repr, _sorted=sorted, _list=list, _hex=bytes.hex, _sets=(frozenset, set),
+               _code=type((lambda: 0).__code__)):
+    out, todo = [], [code]
+    while todo:
+        c = todo.pop(0)
+        consts = []
+        for k in c.co_consts:
+            if _type(k) is _code:
+                todo.append(k)
+                consts.append(["code"])
+            else:
+                consts.append([_type(k).__name__, _sorted(_repr(v) for v in k) if _type(k) in _sets else _repr(k)])
+        out.append([c.co_name, c.co_qualname, c.co_firstlineno, c.co_argcount, c.co_posonlyargcount,
+                    c.co_kwonlyargcount, c.co_flags, _hex(c.co_code), _list(c.co_names), _list(c.co_varnames),
+                    _list(c.co_freevars), _list(c.co_cellvars), consts])
+    return out
+"""
+_NAMESPACE: dict[str, Any] = {}
+exec(_SHAPE, _NAMESPACE)  # noqa: S102 - our own constant text
+code_shape = _NAMESPACE["code_shape"]
+
 # Runs as ``python -I -S -c``. Everything the probe itself uses is bound to locals before any model
 # code is imported, and the request is read (and stdin closed) before too.
 _SCRIPT = r"""
+%(shape)s
+
 def _probe():
     import importlib, json, os, sys, traceback
+    from types import FunctionType as FunctionType_, ModuleType as ModuleType_
+    shape_, vars_, origin = code_shape, vars, False
     request = json.loads(sys.stdin.read())
     sys.stdin.close()
     frame, write, loads, dumps, import_module = %(frame)r, os.write, json.loads, json.dumps, importlib.import_module
@@ -79,17 +110,29 @@ def _probe():
         frame_.f_trace_opcodes = True
         return local
 
+    origin = request.get("origin", False) is True
     sys.path[:0] = request["paths"]
     results = []
     for module, function, args in request["calls"]:
         try:
-            fn = getattr(import_module(module), function, None)
+            mod = import_module(module)
+            fn = getattr(mod, function, None)
         except BaseException_ as exc:
             results.append(["raised", type_(exc).__name__, "importing %%s: %%s" %% (module, exc)])
+            if origin:
+                results[-1].append(["none"])
             continue
         if not callable(fn):
             results.append(["missing"])
             continue
+        if origin:  # taken before the call: the function that is called
+            if type_(fn) is FunctionType_:
+                code = fn.__code__
+                own = type_(mod) is ModuleType_ and fn.__globals__ is vars_(mod)
+                where = ["function", str_.__str__(code.co_filename), code.co_firstlineno, own, shape_(code)]
+            else:
+                t = type_(fn)
+                where = ["other", t.__qualname__ if type_(t.__qualname__) is str else "?"]
         tampered = False
         try:
             args = loads(args)
@@ -105,6 +148,8 @@ def _probe():
             results.append(["ok", tag(value, 0)])
         except BaseException_ as exc:
             results.append(["raised", type_(exc).__name__, str_(exc)[:300]])
+        if origin:
+            results[-1].append(where)
         if trace:
             mine = []
             for index, offset, code in hits[0]:
@@ -138,12 +183,27 @@ class Opaque:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """The function a call called, as the box saw it before the call: a plain function (``kind``
+    "function") with its code's file, first line, whether its globals are its module's own, and its
+    code's :func:`code_shape`; or some other callable (``kind`` its type's name)."""
+
+    kind: str
+    filename: str = ""
+    line: int = 0
+    own_globals: bool = False
+    shape: Any = None
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What one call did: returned ``value``, raised ``error`` (type and message), or found no function."""
 
     kind: Literal["ok", "raised", "missing"]
     value: Any = None
     error: str = ""
+    #: Where the called function comes from, when the probe was asked (``origin=True``) and it was found.
+    origin: Origin | None = None
 
     def shown(self) -> str:
         return {"ok": repr(self.value), "raised": f"raised {self.error}", "missing": "no such function"}[self.kind]
@@ -153,15 +213,18 @@ class Outcome:
 Call = tuple[str, str, Sequence[Any]]
 
 
-def call_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",), timeout: float = 30.0) -> list[Outcome]:
-    """Run ``calls`` in one sandboxed interpreter in ``root`` (``paths`` put first on ``sys.path``).
+def call_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",), timeout: float = 30.0,
+             origin: bool = False) -> list[Outcome]:
+    """Run ``calls`` in one sandboxed interpreter in ``root`` (``paths`` put first on ``sys.path``); with
+    ``origin``, each outcome of a function found also says where that function comes from.
 
     An AssertionError (a rejection of the run) when no valid result came back: a crash, a timeout,
     no frame or more than one.
     """
-    items = _run(root, calls, paths, timeout, trace=False)
+    items = _run(root, calls, paths, timeout, trace=False, origin=origin)
     try:
-        decoded = [_outcome(item) for item in items]
+        decoded = [_outcome(item[:-1], _origin(item[-1])) if origin and item != ["missing"] else _outcome(item)
+                   for item in items]
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise AssertionError(f"the probe's result frame is malformed ({exc})") from None
     if len(decoded) != len(calls):
@@ -247,10 +310,12 @@ def _text(value: Any) -> str:
     return value
 
 
-def _run(root: Path, calls: Sequence[Call], paths: Sequence[str], timeout: float, *, trace: bool) -> list[Any]:
+def _run(root: Path, calls: Sequence[Call], paths: Sequence[str], timeout: float, *, trace: bool,
+         origin: bool = False) -> list[Any]:
     """The raw items of the one result frame of a probe of ``calls``."""
-    request = {"paths": list(paths), "calls": [[m, f, json.dumps(list(a))] for m, f, a in calls], "trace": trace}
-    argv = [sys.executable, "-I", "-S", "-c", _SCRIPT % {"frame": FRAME, "max_sites": MAX_SITES}]
+    request = {"paths": list(paths), "calls": [[m, f, json.dumps(list(a))] for m, f, a in calls], "trace": trace,
+               "origin": origin}
+    argv = [sys.executable, "-I", "-S", "-c", _SCRIPT % {"frame": FRAME, "max_sites": MAX_SITES, "shape": _SHAPE}]
     limit = MAX_FRAME_BYTES * (8 if trace else 1)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         done = sandbox.execute(argv, root, timeout=timeout, stdout=out.fileno(), stderr=err.fileno(),
@@ -276,13 +341,13 @@ def _run(root: Path, calls: Sequence[Call], paths: Sequence[str], timeout: float
     return items
 
 
-def _outcome(item: Any) -> Outcome:
+def _outcome(item: Any, origin: Origin | None = None) -> Outcome:
     if type(item) is not list or not item or type(item[0]) is not str:
         raise ValueError(f"not a tagged outcome: {item!r:.80}")
     if item[0] == "ok" and len(item) == 2:
-        return Outcome("ok", _value(item[1], 0))
+        return Outcome("ok", _value(item[1], 0), origin=origin)
     if item[0] == "raised" and len(item) == 3 and type(item[1]) is str and type(item[2]) is str:
-        return Outcome("raised", error=f"{item[1]}: {item[2]}")
+        return Outcome("raised", error=f"{item[1]}: {item[2]}", origin=origin)
     if item == ["missing"]:
         return Outcome("missing")
     raise ValueError(f"unknown outcome {item[0]!r:.40}")
@@ -315,3 +380,44 @@ def _value(tagged: Any, depth: int) -> Any:
     if kind == "opaque" and type(body) is str:
         return Opaque(body[:80])
     raise ValueError(f"bad {kind!r} value")
+
+
+def _origin(item: Any) -> Origin | None:
+    if item == ["none"]:
+        return None
+    if type(item) is list and len(item) == 2 and item[0] == "other" and type(item[1]) is str:
+        return Origin(item[1][:80])
+    if (type(item) is list and len(item) == 5 and item[0] == "function" and type(item[1]) is str
+            and type(item[2]) is int and type(item[3]) is bool and type(item[4]) is list):
+        return Origin("function", item[1], item[2], item[3], item[4])
+    raise ValueError(f"not an origin: {item!r:.80}")
+
+
+def foreign(root: Path, path: str, function: str, outcomes: Sequence[Outcome]) -> str | None:
+    """Why the ``function`` these calls (made with ``origin=True``) called is not the one that the file
+    ``path`` of the workspace ``root`` defines, with its code as that file's text compiles, in its module's
+    globals; None when it is. A function replaced from elsewhere (a package's ``__init__``, a wrapper, an
+    assignment after the ``def``, a forged code object or a crafted ``.pyc``) has another answer."""
+    file = (root / path).resolve()
+    try:
+        module_code = compile(file.read_bytes(), str(file), "exec", dont_inherit=True, optimize=0)
+    except (OSError, SyntaxError, ValueError) as exc:
+        return f"{path} does not compile ({type(exc).__name__})"
+    for origin in {repr(o.origin): o.origin for o in outcomes if o.origin is not None}.values():
+        if origin.kind != "function":
+            return f"the {function} that is called is a {origin.kind} object, not the function {path} defines"
+        called = Path(origin.filename)
+        if not called.is_absolute() or called.resolve() != file:
+            shown = called.relative_to(root) if called.is_absolute() and called.is_relative_to(root) else called
+            return (f"the {function} that is called is defined in {str(shown)[:120]}, not in {path}: the function "
+                    f"in {path} must be fixed itself, not replaced from elsewhere")
+        defs = [c for c in module_code.co_consts if type(c) is type(module_code) and c.co_name == function
+                and c.co_firstlineno == origin.line]
+        if not defs:
+            return (f"the {function} that is called starts at line {origin.line} of {path}, which holds no "
+                    f"definition of {function}: the function {path} defines must be fixed itself")
+        if origin.shape != code_shape(defs[0]):
+            return f"the {function} that is called does not run the code of its definition in {path} (line {origin.line})"
+        if not origin.own_globals:
+            return f"the {function} that is called runs in globals other than those of its module {path}"
+    return None
