@@ -14,9 +14,13 @@ every test file and the pytest configuration to be byte-identical to what the
 model was given.
 
 Answer contract (all of it in the prompt): the suite and held-out cases of the
-faulty function pass; every test file and pytest.ini unchanged; no file added
-outside the package folder; a non-empty summary, in any form. Any correct fix
-passes (another expression, a rewrite of the function, a helper, docstrings).
+faulty function pass (they reach numbers of one to five digits, whole, one-decimal
+and negative amounts); the function they call is the faulty module's own, as its
+file defines it (not a fixed copy installed from the package's ``__init__``,
+another module or a wrapper, nor a forged code object); every test file and
+pytest.ini unchanged; no file added outside the package folder; a non-empty
+summary, in any form. Any correct fix passes (another expression, a rewrite of
+the function, a helper it calls, docstrings).
 """
 
 from __future__ import annotations

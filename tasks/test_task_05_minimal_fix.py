@@ -11,7 +11,10 @@ sandbox and compares the values here, so a change on the right line that is stil
 Answer contract (in the prompt): the faulty line replaced (by up to three
 lines, any correct expression; a lost final newline is tolerated), every other
 byte of every file unchanged, no file added or removed, every function right
-on held-out cases, and a non-empty summary in any form.
+on held-out cases that reach every branch of its rule (centuries divisible by
+400, by 200 only and by 100 only; even counts whose middle pair sums to an odd
+number), the faulty function being the one its file defines (not rebound after
+its ``def``), and a non-empty summary in any form.
 """
 
 from __future__ import annotations

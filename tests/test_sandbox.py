@@ -118,6 +118,26 @@ def test_a_missing_or_forged_result_is_a_rejection(probe_ws, code, message):
         probe.call_all(root, [("mod", "f", [])], timeout=5.0)
 
 
+@pytest.mark.parametrize("code, reason", [
+    ("def f(x):\n    return x + 1\n", None),
+    ("def _h(x):\n    return x + 1\n\n\ndef f(x):\n    return _h(x)\n", None),  # a helper it calls
+    ("def f(x):\n    return x\n\n\nfrom other import f\n", "defined in other.py, not in mod.py"),
+    ("def f(x):\n    return x\n\n\nf = lambda x: x + 1\n", "starts at line 5 of mod.py, which holds no definition"),
+    ("import functools\n\n\ndef f(x):\n    return x + 1\n\n\nf = functools.lru_cache(f)\n", "is a "),
+    ("import other\n\n\ndef f(x):\n    return x\n\n\nf.__code__ = other.f.__code__.replace(co_filename=__file__, "
+     "co_firstlineno=4)\n", "does not run the code of its definition in mod.py (line 4)"),
+    ("import other\n\n\ndef f(x):\n    return x\n\n\nf = type(f)(f.__code__, {'x': 1})\n", "globals other than"),
+    ("raise ImportError('no')\n\n\ndef f(x):\n    return x\n", None),  # nothing was called: no origin
+])
+def test_foreign_tells_whether_the_function_called_is_the_one_its_file_defines(probe_ws, code, reason):
+    root = probe_ws(code)
+    (root / "other.py").write_text("def f(x):\n    return x + 1\n")
+    got = probe.call_all(root, [("mod", "f", [1]), ("mod", "f", [2])], origin=True)
+    why = probe.foreign(root, "mod.py", "f", got)
+    assert why is None if reason is None else reason in why, why
+    assert probe.call_all(root, [("mod", "f", [1])])[0].origin is None  # asked only with origin=True
+
+
 def test_raised_and_missing_are_told_apart(probe_ws):
     root = probe_ws("def f():\n    raise ValueError('no')\n")
     raised, missing = probe.call_all(root, [("mod", "f", []), ("mod", "nope", [])])
