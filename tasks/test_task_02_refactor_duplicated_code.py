@@ -6,7 +6,8 @@ small way (it rounds to whole units, negates amounts, sorts by id, or also
 skips zero amounts), so a helper that only covers the obvious differences
 changes behaviour. The checker judges the outcome on the code: the three
 functions keep their names and their outputs on held-out inputs (called in the
-sandbox, the outputs compared here), all three delegate to one shared helper defined in the
+sandbox, the outputs compared here; "every input" includes the rows a function skips given only the keys
+it reads of them, and each input again as a one-pass iterator: see :func:`_held_out`), all three delegate to one shared helper defined in the
 workspace, each is now a fraction of its former size, and no two blocks of the
 whole workspace keep one shape (revision 4; see :func:`_copies`). The tests must
 be left unchanged.
@@ -27,7 +28,7 @@ keeps its own copy (see :data:`_OWN_SHARE`). Written by hand on the standard lib
 branch escapes it), and the AST-based clone detectors on PyPI (clonedigger, pycode-similar) are
 unmaintained since 2010 and 2020 and compare whole functions, not branches nor code in strings.
 
-Answer contract (all of it in the prompt): same names and outputs; one shared
+Answer contract (all of it in the prompt): same names and outputs for every input; one shared
 helper (any name, signature or place in the workspace, a function, a class or
 functools.partial) that all three use; each of the three a thin delegate; no
 copy of the duplicated body left anywhere in the workspace; the tests unchanged; a non-empty summary.
