@@ -41,6 +41,7 @@ def _probe():
     sys.stdin.close()
     frame, write, loads, dumps, import_module = %(frame)r, os.write, json.loads, json.dumps, importlib.import_module
     type_, repr_, len_, isinstance_, str_, BaseException_ = type, repr, len, isinstance, str, BaseException
+    iter_ = iter
     budget = [20000]
 
     def tag(value, depth):
@@ -81,7 +82,7 @@ def _probe():
 
     sys.path[:0] = request["paths"]
     results = []
-    for module, function, args in request["calls"]:
+    for module, function, args, once in request["calls"]:
         try:
             fn = getattr(import_module(module), function, None)
         except BaseException_ as exc:
@@ -93,6 +94,8 @@ def _probe():
         tampered = False
         try:
             args = loads(args)
+            for index in once:
+                args[index] = iter_(args[index])
             if trace:
                 hits[0] = set()
                 settrace(tracer)
@@ -149,7 +152,15 @@ class Outcome:
         return {"ok": repr(self.value), "raised": f"raised {self.error}", "missing": "no such function"}[self.kind]
 
 
-#: One call: module name, function name, positional arguments (JSON values).
+@dataclass(frozen=True)
+class OnePass:
+    """An argument of a call passed as a one-pass iterator over ``items`` (``iter(items)`` in the box), to
+    see whether the code iterates its argument once, as a loop over it does, or more often."""
+
+    items: list[Any] | tuple[Any, ...]
+
+
+#: One call: module name, function name, positional arguments (JSON values, or :class:`OnePass` of them).
 Call = tuple[str, str, Sequence[Any]]
 
 
@@ -249,7 +260,7 @@ def _text(value: Any) -> str:
 
 def _run(root: Path, calls: Sequence[Call], paths: Sequence[str], timeout: float, *, trace: bool) -> list[Any]:
     """The raw items of the one result frame of a probe of ``calls``."""
-    request = {"paths": list(paths), "calls": [[m, f, json.dumps(list(a))] for m, f, a in calls], "trace": trace}
+    request = {"paths": list(paths), "calls": [_encoded(m, f, a) for m, f, a in calls], "trace": trace}
     argv = [sys.executable, "-I", "-S", "-c", _SCRIPT % {"frame": FRAME, "max_sites": MAX_SITES}]
     limit = MAX_FRAME_BYTES * (8 if trace else 1)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -274,6 +285,15 @@ def _run(root: Path, calls: Sequence[Call], paths: Sequence[str], timeout: float
     if type(items) is not list:
         raise AssertionError("the probe's result frame is malformed (not a list)")
     return items
+
+
+def _encoded(module: str, function: str, args: Sequence[Any]) -> list[Any]:
+    """One call as the box reads it: the arguments as JSON text, and the indices of the one-pass ones."""
+    for arg in args:
+        if isinstance(arg, OnePass) and type(arg.items) not in (list, tuple):
+            raise TypeError(f"a one-pass argument holds a list or tuple, not {type(arg.items).__name__}")
+    plain = [list(a.items) if isinstance(a, OnePass) else a for a in args]
+    return [module, function, json.dumps(plain), [i for i, a in enumerate(args) if isinstance(a, OnePass)]]
 
 
 def _outcome(item: Any) -> Outcome:
