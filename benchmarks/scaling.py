@@ -194,6 +194,7 @@ def chart(figures: list[dict], target: Path, caption: str) -> None:
         svg.append(f'<text x="{left + pw + 40}" y="{ly + 4}" font-size="10">{label}</text>')
     svg.append(f'<text x="{left}" y="{pad - 6}" font-size="10" fill="#555">{caption}</text>')
     svg.append("</svg>")
+    target = target.resolve()  # a file URI for Chromium, wherever the command was given it
     html = target.with_suffix(".html")
     html.write_text(f'<!doctype html><html><body style="margin:0">{"".join(svg)}</body></html>')
     exe = chromium()

@@ -6,7 +6,8 @@ small way (it rounds to whole units, negates amounts, sorts by id, or also
 skips zero amounts), so a helper that only covers the obvious differences
 changes behaviour. The checker judges the outcome on the code: the three
 functions keep their names and their outputs on held-out inputs (called in the
-sandbox, the outputs compared here), all three delegate to one shared helper defined in the
+sandbox, the outputs compared here; "every input" includes the rows a function skips given only the keys
+it reads of them, and each input again as a one-pass iterator: see :func:`_held_out`), all three delegate to one shared helper defined in the
 workspace, each is now a fraction of its former size, and no two blocks of the
 whole workspace keep one shape (revision 4; see :func:`_copies`). The tests must
 be left unchanged.
@@ -27,7 +28,7 @@ keeps its own copy (see :data:`_OWN_SHARE`). Written by hand on the standard lib
 branch escapes it), and the AST-based clone detectors on PyPI (clonedigger, pycode-similar) are
 unmaintained since 2010 and 2020 and compare whole functions, not branches nor code in strings.
 
-Answer contract (all of it in the prompt): same names and outputs; one shared
+Answer contract (all of it in the prompt): same names and outputs for every input; one shared
 helper (any name, signature or place in the workspace, a function, a class or
 functools.partial) that all three use; each of the three a thin delegate; no
 copy of the duplicated body left anywhere in the workspace; the tests unchanged; a non-empty summary.
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import itertools
 import random
 import re
 import textwrap
@@ -253,23 +255,71 @@ def build(seed: int) -> TaskInstance:
 
 # --------------------------------------------------------------------------- the checker
 
-def _behaviour_changes(root, exp: dict) -> tuple[list[str], dict[str, frozenset[probe.Site] | str]]:
+class _Reads(dict):
+    """A row that notes the keys the code reads of it."""
+
+    def __init__(self, row: dict, read: set) -> None:
+        super().__init__(row)
+        self.read = read
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def _held_out(exp: dict, original: str) -> list[tuple[str, list | probe.OnePass, str, bool]]:
+    """The held-out calls (function, argument, what the original returns, whether its trace counts for the
+    trace rule): every input of ``exp``; per function, rows it skips (found by running the original: one
+    row alone gives what no row gives, its status any string of the module) stripped to the keys the original
+    reads of them, among rows it keeps; and each call again with a one-pass iterator of its rows, where the
+    original gives the same on it (it does, iterating once: see the tests)."""
+    namespace: dict = {}
+    exec(compile(original, exp["module"], "exec"), namespace)  # the task's own code
+    strings = sorted({c.value for c in ast.walk(ast.parse(original)) if isinstance(c, ast.Constant)
+                      and isinstance(c.value, str) and c.value.isidentifier()})
+    kept = exp["inputs"][-1]
+    cases = [(name, rows, want, True) for name, wants in exp["outputs"].items()
+             for rows, want in zip(exp["inputs"], wants)]
+    for name in exp["outputs"]:
+        fn = namespace[name]
+        rows = [{"id": f"S-{i}", "amount": a, "status": s} for i, (s, a) in enumerate(
+            (s, a) for s in strings for a in (0.0, 1.5))]
+        skipped = [r for r in rows if fn([r]) == fn([])]
+        reads = [_Reads(r, set()) for r in skipped]
+        fn(_mixed(reads, kept))
+        stripped: dict[frozenset, dict] = {}
+        for r in reads:
+            stripped.setdefault(frozenset(r.read), {k: v for k, v in r.items() if k in r.read})
+        mixed = _mixed(list(stripped.values()), kept)
+        cases.append((name, mixed, fn(mixed), False))
+    return cases + [(name, probe.OnePass(rows), want, False) for name, rows, want, _ in cases
+                    if namespace[name](iter(rows)) == want]
+
+
+def _mixed(rows: list, kept: list) -> list:
+    """``rows`` among the ``kept`` ones, one by one."""
+    return [r for pair in itertools.zip_longest(rows, kept) for r in pair if r is not None]
+
+
+def _behaviour_changes(root, exp: dict, original: str) -> tuple[list[str], dict[str, frozenset[probe.Site] | str]]:
     """Held-out cases where a function's output differs from what it returned before, and what each of the
-    three executed on them (every instruction, traced in the sandbox; a string when the trace was cut off)."""
+    three executed on the inputs of ``exp`` (every instruction, traced in the sandbox; a string when the trace
+    was cut off)."""
     module = exp["module"][:-3]
-    cases = [(name, rows, want) for name, wants in exp["outputs"].items() for rows, want in zip(exp["inputs"], wants)]
+    cases = _held_out(exp, original)
     bad = []
     executed: dict[str, frozenset[probe.Site] | str] = {name: frozenset() for name in exp["outputs"]}
-    traced = probe.trace_all(root, [(module, name, [rows]) for name, rows, _ in cases])
-    for (name, rows, want), one in zip(cases, traced):
+    traced = probe.trace_all(root, [(module, name, [rows]) for name, rows, _, _ in cases])
+    for (name, rows, want, counts), one in zip(cases, traced):
         got = one.outcome
+        shown = f"iter({rows.items!r})" if isinstance(rows, probe.OnePass) else repr(rows)
         if got.kind == "missing":
             bad.append(f"{name} is gone from {exp['module']}")
         elif got.kind == "raised":
-            bad.append(f"{name}({rows!r}) raised {got.error}")
+            bad.append(f"{name}({shown}) raised {got.error}")
         elif type(got.value) is not str or got.value != want:
-            bad.append(f"{name}({rows!r}) returned {got.value!r}, it used to return {want!r}")
-        if not isinstance(so_far := executed[name], str):
+            bad.append(f"{name}({shown}) returned {got.value!r}, it used to return {want!r}")
+        if counts and not isinstance(so_far := executed[name], str):
             executed[name] = one.cut if one.sites is None else so_far | one.sites
     return bad, executed
 
@@ -432,7 +482,9 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     main = trees[exp["module"]]
 
     # behaviour: the three functions give the outputs they gave before, on held-out inputs
-    problems, executed = _behaviour_changes(run.workspace, exp)
+    original = instance.files[exp["module"]]
+    assert isinstance(original, str), f"{exp['module']} of the task's own files is not text"
+    problems, executed = _behaviour_changes(run.workspace, exp, original)
     assert not problems, f"behaviour changed in {len(problems)} held-out case(s), e.g. {problems[0][:300]}"
 
     # what is defined where
@@ -485,8 +537,6 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     # ... and, executed: each of the three runs mostly the places the other two run, not a body of its own
     cut = [f"{name} ({sites})" for name, sites in executed.items() if isinstance(sites, str)]
     assert not cut, f"what the three functions execute could not be traced: {cut[0]}"
-    original = instance.files[exp["module"]]
-    assert isinstance(original, str), f"{exp['module']} of the task's own files is not text"
     own = _own_copy({name: sites for name, sites in executed.items() if not isinstance(sites, str)}, original)
     assert own is None, own
     assert run.final_answer and run.final_answer.strip(), "no summary was given"

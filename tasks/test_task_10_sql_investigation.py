@@ -14,7 +14,8 @@ alone, each of a closed form, read through ``pytest_agentic.run.answerlines``:
 - ``QUERY: <query id>``: the failing query's id (``q-1a2b``, in any case, with or without ``q-``);
 - ``CAUSE: <kind>``: one word of the set ``missing_column``, ``ambiguous_column``, ``missing_table``
   (spaces or dashes for the underscore, any case);
-- ``NAMES: <name>, <name>``: schema names, ``table.column`` or ``table``, compared as a set:
+- ``NAMES: <name>, <name>``: schema names, ``table.column`` or ``table``, compared as a set (for
+  ``missing_table`` as a pair in the prompt's order: a reversed pair calls the schema's table missing):
   for ``missing_column`` the column qualified by the table the query reads it from, which lacks it
   (``orders.billed_cents``); for ``ambiguous_column`` the column qualified by every joined table that
   has it (``customers.created_at, orders.created_at``); for ``missing_table`` the table the query
@@ -376,6 +377,14 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     assert named == want, (
         f"the NAMES: line gives {', '.join(sorted(named))}, but the names of the cause are {', '.join(sorted(want))}"
         + (" (the error's own words name neither table)" if len(named) == 1 and "." not in next(iter(named)) else ""))
+    if kind == "missing_table":  # two roles, in the order the prompt gives: the table named, then the one meant
+        named_first, meant = exp["names"]
+        for line in answerlines.find(reply, fields[2].label, [fields[0].label, fields[1].label]):
+            order = [r.lower() for r in _REF.findall(line.value) if r.lower() != "and"]
+            if names(line.value) and order[0] != named_first:
+                raise AssertionError(
+                    f"the NAMES: line gives {order[0]} first, as the table the query names, but {order[0]} is the "
+                    f"schema's table; the query names {named_first} (missing), meant {meant}")
 
 
 @task("task_10", "sql_investigation", build=build, limits={"max_turns": 14})

@@ -46,7 +46,7 @@ def corpus_10(inst):
         "quoted_log": ("```\n" + "\n".join(log[at - 2:at + 3]) + "\n```", ok),
         "error_and_cause_in_prose": (f"SQLite says `{e['error']}`: {cause}.", ok),
         "kind_in_words": ("", lines_10(e, CAUSE=kind.replace("_", " ").capitalize())),
-        "names_reversed_with_and": ("", lines_10(e, NAMES=" and ".join(reversed(names)))),
+        "names_with_and": ("", lines_10(e, NAMES=" and ".join(names))),
         "names_in_code_spans": ("", lines_10(e, NAMES=", ".join(f"`{n}`" for n in names))),
         "after_think": (_think(f"{last}? It is the last line... no, it finished.") + "Checked the schema.", ok),
         "report": (f"## Failing query\n\n| id | status |\n|---|---|\n| {last} | ok |\n| {qid} | failed |", ok),
@@ -73,6 +73,12 @@ def corpus_10(inst):
         "format_no_names_line": (f"It failed because {cause}.", {"QUERY": qid, "CAUSE": kind}),
         "format_no_id_on_the_line": ("", lines_10(e, QUERY="the monthly revenue query")),
     })}
+    # The pair of a missing table has two roles (named, meant): reversed, it calls the schema's table missing
+    # (an independent player's answer at seed 71). The other kinds' names are sets: any order.
+    if kind == "missing_table":
+        bad["missing_table_reversed"] = restate(inst, {"r": ("", lines_10(e, NAMES=", ".join(reversed(names))))})["r"]
+    else:
+        good["names_reversed_with_and"] = restate(inst, {"r": ("", lines_10(e, NAMES=" and ".join(reversed(names))))})["r"]
     bad["disagreeing_lines"] = [*steps(inst), Final(f"QUERY: {qid}\nCAUSE: {kind}\nNAMES: {', '.join(names)}"
                                                     f"\n\nQUERY: {last}")]
     return good, bad

@@ -3,7 +3,7 @@
 Form: every task's reference reply, its answer lines rewritten with a dash or an equals sign for the
 colon, bold labels, code spans, a code fence, lower-case labels, a note in brackets and a sign-off
 after them, still passes. Hedge: the same lines with a near-miss's value added in a note ("not X",
-"or X", "alt. X") fail as a wrong answer whose message says hedge (not answer_format), on every task.
+"or X", "alt. X"; on the line, alone on the next line, or in a footnote) fail as a wrong answer whose message says hedge (not answer_format), on every task.
 The tasks and their labels are read from the references, so a task whose lines change is covered as it is.
 """
 
@@ -54,6 +54,7 @@ def test_the_form_rule_on_every_task(task, seed):
     lines = "\n".join(m[0] for m in _LINE.finditer(text))
     replies["code_fence"] = text.replace(lines, f"```\n{lines}\n```") if lines in text else text
     replies["sign_off_after"] = f"{text}\n\nLet me know if you want anything else."
+    replies["note_on_its_own_line"] = _LINE.sub(lambda m: f"{m[0]}\n(as asked)", text)
     assert all(r != text for n, r in replies.items()), "a form left the reply as it was"
     rejected = {name: why for name, reply in replies.items() if (why := judged(task, seed, [*work, Final(reply)]))}
     assert not rejected, rejected
@@ -101,3 +102,12 @@ def test_the_hedge_rule_on_every_task(task, seed):
             reply = _replaced(final.content, label, lambda v: f"{v} ({words.format(other)})")
             why = judged(task, seed, [*work, Final(reply)])
             assert why is not None and "hedge" in why and not answerlines.is_format_failure(why), (label, reply, why)
+        # The note written off the line is the line's note too: alone on the next line, or a footnote
+        # (independent players' task_10 hedges at seeds 71 and 72).
+        for name, off_line in (("next_line", lambda v: f"{v}\n(or {other})"),
+                               ("footnote", lambda v: f"{v}[^1]")):
+            reply = _replaced(final.content, label, off_line)
+            if name == "footnote":
+                reply += f"\n\n[^1]: {other} is as likely."
+            why = judged(task, seed, [*work, Final(reply)])
+            assert why is not None and "hedge" in why and not answerlines.is_format_failure(why), (name, reply, why)

@@ -138,6 +138,23 @@ def test_foreign_tells_whether_the_function_called_is_the_one_its_file_defines(p
     assert probe.call_all(root, [("mod", "f", [1])])[0].origin is None  # asked only with origin=True
 
 
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_one_pass_argument_is_an_iterator_in_the_box(probe_ws, traced):
+    """probe.OnePass(rows) reaches the function as ``iter(rows)``, bound before the model's code is imported
+    (a module that replaces ``builtins.iter`` changes nothing), traced or not; a function that iterates its
+    argument twice sees it empty the second time."""
+    root = probe_ws("import builtins\nbuiltins.iter = lambda x: list(x)\n\n\n"
+                    "def f(xs):\n    return [type(xs).__name__, sum(xs), [x for x in xs]]\n")
+    calls = [("mod", "f", [probe.OnePass([1, 2])]), ("mod", "f", [[1, 2]]), ("mod", "f", [probe.OnePass(())])]
+    got = (lambda c: [t.outcome for t in probe.trace_all(root, c)]) if traced else (lambda c: probe.call_all(root, c))
+    assert [o.value for o in got(calls)] == [["list_iterator", 3, []], ["list", 3, [1, 2]], ["list_iterator", 0, []]]
+
+
+def test_a_one_pass_argument_holds_a_list_or_tuple(probe_ws):
+    with pytest.raises(TypeError, match="a one-pass argument holds a list or tuple, not generator"):
+        probe.call_all(probe_ws("def f(x):\n    return x\n"), [("mod", "f", [probe.OnePass(x for x in "ab")])])
+
+
 def test_raised_and_missing_are_told_apart(probe_ws):
     root = probe_ws("def f():\n    raise ValueError('no')\n")
     raised, missing = probe.call_all(root, [("mod", "f", []), ("mod", "nope", [])])
@@ -154,7 +171,7 @@ def test_probe_input_carries_no_expected_value(monkeypatch, probe_ws):
     monkeypatch.setattr(sandbox, "execute", spy)
     with pytest.raises(RuntimeError):
         probe.call_all(probe_ws("def f(x):\n    return x\n"), [("mod", "f", [123456789])])
-    assert json.loads(seen["stdin"])["calls"] == [["mod", "f", "[123456789]"]]
+    assert json.loads(seen["stdin"])["calls"] == [["mod", "f", "[123456789]", []]]
     assert seen["argv"][1:3] == ["-I", "-S"]
 
 

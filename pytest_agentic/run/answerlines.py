@@ -27,7 +27,9 @@ to rule it out, quote logs and add side figures.
 candidate of each judged kind. A line is a hedge, and fails as a wrong answer, when its value offers
 two candidates (``8288 or 8693``), when two lines of one label disagree, or when a line, its note
 included, names any candidate of a judged kind other than the one given for that kind, whatever the
-words around it (``8288 (or 8693)``, ``8288 (not 8693)``, ``fee (alt. standard.py:fee)``). A
+words around it (``8288 (or 8693)``, ``8288 (not 8693)``, ``fee (alt. standard.py:fee)``); a note
+alone in brackets on the next line, and a footnote the value points to (``8288[^1]``), are the line's
+note as much as one on it (:func:`_attached_notes`). A
 candidate is what the kind's parser reads (its ``mentions``, by default its ``candidates``), so
 context that the parser does not read as a candidate (``via quote()``, a bare function name where
 the form is ``path.py:function``) is allowed; no word ("or", "not", "maybe") is read. Prompts
@@ -156,11 +158,33 @@ def find(text: str, label: str, others: Sequence[str] = ()) -> list[Line]:
     line = re.compile(_LEAD + _labelled(label) + "(.*)$", re.IGNORECASE | re.MULTILINE)
     out = []
     for m in line.finditer(body):
-        raw = _clean(m.group(2))
+        raw = _clean(m.group(2) + "".join(f" ({n})" for n in _attached_notes(body, m.end(), m.group(2))))
         notes = [n.strip(" ()[]\u2014\u2013-") for n in _NOTE.findall(raw)]
         value = _clean(_NOTE.sub(" ", raw))
         out.append(Line(m.group(1), " ".join(value.split()), " ".join(notes), " ".join(raw.split())))
     return out
+
+
+#: A line that is a note alone, in brackets ("(or q-283a)", "- [alt. standard.py:fee]"), after list marks.
+_NOTE_LINE = re.compile(r"^[ \t>*+\u2022-]*(?:\*\*|[*_`])*[ \t]*(\([^\n]*\)|\[[^\n]*\])[ \t]*(?:\*\*|[*_`])*[ \t.]*$")
+_FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
+
+
+def _attached_notes(body: str, end: int, value: str) -> list[str]:
+    """The notes of a judged line written off the line: lines that are a note alone right under it (no blank
+    line between), and the text of the footnotes its value refers to (``q-e90f[^1]`` and ``[^1]: ...``). Either
+    is the line's note as much as one in brackets on the line, and the hedge rule reads it."""
+    notes = []
+    for following in body[end:].split("\n")[1:]:
+        m = _NOTE_LINE.match(following)
+        if m is None:
+            break
+        notes.append(m.group(1)[1:-1].strip())
+    for ref in _FOOTNOTE_REF.findall(value):
+        defined = re.search(rf"^[ \t]*\[\^{re.escape(ref)}\]:[ \t]*(.*)$", body, re.MULTILINE)
+        if defined:
+            notes.append(defined.group(1).strip())
+    return [n.replace("(", " ").replace(")", " ") for n in notes if n]
 
 
 def number(value: str) -> list[int | float]:

@@ -72,6 +72,7 @@ def _probe():
     sys.stdin.close()
     frame, write, loads, dumps, import_module = %(frame)r, os.write, json.loads, json.dumps, importlib.import_module
     type_, repr_, len_, isinstance_, str_, BaseException_ = type, repr, len, isinstance, str, BaseException
+    iter_ = iter
     budget = [20000]
 
     def tag(value, depth):
@@ -113,7 +114,7 @@ def _probe():
     origin = request.get("origin", False) is True
     sys.path[:0] = request["paths"]
     results = []
-    for module, function, args in request["calls"]:
+    for module, function, args, once in request["calls"]:
         try:
             mod = import_module(module)
             fn = getattr(mod, function, None)
@@ -136,6 +137,8 @@ def _probe():
         tampered = False
         try:
             args = loads(args)
+            for index in once:
+                args[index] = iter_(args[index])
             if trace:
                 hits[0] = set()
                 settrace(tracer)
@@ -209,7 +212,15 @@ class Outcome:
         return {"ok": repr(self.value), "raised": f"raised {self.error}", "missing": "no such function"}[self.kind]
 
 
-#: One call: module name, function name, positional arguments (JSON values).
+@dataclass(frozen=True)
+class OnePass:
+    """An argument of a call passed as a one-pass iterator over ``items`` (``iter(items)`` in the box), to
+    see whether the code iterates its argument once, as a loop over it does, or more often."""
+
+    items: list[Any] | tuple[Any, ...]
+
+
+#: One call: module name, function name, positional arguments (JSON values, or :class:`OnePass` of them).
 Call = tuple[str, str, Sequence[Any]]
 
 
@@ -313,7 +324,7 @@ def _text(value: Any) -> str:
 def _run(root: Path, calls: Sequence[Call], paths: Sequence[str], timeout: float, *, trace: bool,
          origin: bool = False) -> list[Any]:
     """The raw items of the one result frame of a probe of ``calls``."""
-    request = {"paths": list(paths), "calls": [[m, f, json.dumps(list(a))] for m, f, a in calls], "trace": trace,
+    request = {"paths": list(paths), "calls": [_encoded(m, f, a) for m, f, a in calls], "trace": trace,
                "origin": origin}
     argv = [sys.executable, "-I", "-S", "-c", _SCRIPT % {"frame": FRAME, "max_sites": MAX_SITES, "shape": _SHAPE}]
     limit = MAX_FRAME_BYTES * (8 if trace else 1)
@@ -339,6 +350,15 @@ def _run(root: Path, calls: Sequence[Call], paths: Sequence[str], timeout: float
     if type(items) is not list:
         raise AssertionError("the probe's result frame is malformed (not a list)")
     return items
+
+
+def _encoded(module: str, function: str, args: Sequence[Any]) -> list[Any]:
+    """One call as the box reads it: the arguments as JSON text, and the indices of the one-pass ones."""
+    for arg in args:
+        if isinstance(arg, OnePass) and type(arg.items) not in (list, tuple):
+            raise TypeError(f"a one-pass argument holds a list or tuple, not {type(arg.items).__name__}")
+    plain = [list(a.items) if isinstance(a, OnePass) else a for a in args]
+    return [module, function, json.dumps(plain), [i for i, a in enumerate(args) if isinstance(a, OnePass)]]
 
 
 def _outcome(item: Any, origin: Origin | None = None) -> Outcome:
