@@ -14,7 +14,6 @@ from .fault_server import FaultServer
 from .helpers import campaign_dir, runs
 from .test_concurrency import say_ok_project
 from .test_reliability import KILLER_TASK
-from .test_report_browser import chromium  # noqa: F401 - the fixture
 
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "xdist"])
 
@@ -117,7 +116,10 @@ def test_budget_no_run_starts_once_spent_by_default(pytester, quota):
                                            "-p", "no:xdist")
     outcomes = result.parseoutcomes()
     records = runs(campaign_dir(pytester.path / "out"))
-    assert 4 <= len(records) <= 2 * limiter.START + 3, outcomes
+    # Started ahead: at most twice the highest limit reached (slow start may double it before the quota's
+    # first refusal comes back, later on a loaded machine), and the few in the test loop's hands.
+    highest = max(e["new"] for e in manifest(pytester)["pacing"]["local"]["events"])
+    assert 4 <= len(records) <= 2 * highest + 3, (outcomes, highest)
     assert outcomes["passed"] == len(records) and outcomes["skipped"] == 40 - len(records)
     assert quota.calls == len(records)
 
