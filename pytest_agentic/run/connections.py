@@ -33,7 +33,6 @@ SPARE_FILES = 1024
 
 _lock = threading.Lock()
 _ours: Any = None
-_size: int | None = None
 
 
 def pool_size(calls: int) -> int:
@@ -59,22 +58,18 @@ def size_pool(calls: int) -> int | None:
 
     A ``litellm.client_session`` set by the user is left alone. Made again only when the size changes.
     """
-    global _ours, _size
+    global _ours
     litellm = litellm_module()
     size = pool_size(calls)
     with _lock:
         current = litellm.client_session
         if current is not None and current is not _ours:
             return None
-        if _ours is not None and _size == size:
+        if _ours is not None and getattr(_ours, "_agentic_size", None) == size:
             return size
         raise_file_limit(size + SPARE_FILES)
-        old, _ours, _size = _ours, _client(litellm, size), size
+        _ours = _client(litellm, size)
         litellm.client_session = _ours
-        if old is not None:
-            # Sized for an earlier session of this process (sessions in one process run one after another,
-            # so none of its calls is in flight): its kept-alive connections are closed, not left to the GC.
-            old.close()
         # Calls already made cached OpenAI clients around the old pool: forget them (litellm closes
         # those it owns after a grace period; ours, the shared session, it never closes).
         cache = getattr(litellm, "in_memory_llm_clients_cache", None)
@@ -87,13 +82,16 @@ def _client(litellm: Any, size: int) -> Any:
     import httpx
     from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled
 
-    return httpx.Client(verify=get_ssl_configuration(), follow_redirects=True, http2=http2_enabled(),
-                        limits=httpx.Limits(max_connections=size, max_keepalive_connections=size))
+    client = httpx.Client(verify=get_ssl_configuration(), follow_redirects=True, http2=http2_enabled(),
+                          limits=httpx.Limits(max_connections=size, max_keepalive_connections=size))
+    client._agentic_size = size  # type: ignore[attr-defined]
+    return client
 
 
 def current_size() -> int | None:
     """The size of the pool the harness gave litellm, or None."""
-    return _size if _ours is not None and _ours is litellm_module().client_session else None
+    return getattr(_ours, "_agentic_size", None) if _ours is not None and _ours is litellm_module().client_session \
+        else None
 
 
 __all__ = ["SPARE", "current_size", "pool_size", "raise_file_limit", "size_pool"]
