@@ -61,16 +61,16 @@ def test_the_asyncio_endpoint_refuses_beyond_its_quota_with_retry_after():
 
 def test_litellm_gets_a_pool_sized_from_the_limits_and_a_users_own_is_kept():
     litellm = connections.litellm_module()
-    saved = litellm.client_session
+    saved = litellm.client_session, connections._ours  # this process's other sessions keep their pool
     try:
-        litellm.client_session = None
+        litellm.client_session = connections._ours = None
         assert connections.size_pool(1000) == 1000 + connections.SPARE == connections.current_size()
         pool = litellm.client_session._transport._pool
         assert pool._max_connections == pool._max_keepalive_connections == 1000 + connections.SPARE
         own = litellm.client_session = object()
         assert connections.size_pool(10) is None and litellm.client_session is own
     finally:
-        litellm.client_session = saved
+        litellm.client_session, connections._ours = saved
 
 
 def test_a_release_wakes_waiters_for_the_room_it_opened_and_none_is_lost():
