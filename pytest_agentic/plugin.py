@@ -13,7 +13,7 @@ from .campaign import modecache
 from .controller import Controller
 from .fixture import Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case, restore_sigterm, sigterm_as_interrupt
-from .run import llm
+from .run.calls import llm
 from .run.task import task_spec_of
 from .validate import validate_instance
 

@@ -10,7 +10,7 @@ and records are those of a sequential session. An item with no prepared run (a s
 marker, concurrency 1, a run the window did not reach) runs in its test as before.
 
 How many at once, per model (``pacing_of``): a model reached over HTTP has an adaptive limit
-(``run.limiter``) capped by ``--agentic-concurrency N`` / ``max_concurrency`` (cap 1:
+(``run.calls.limiter``) capped by ``--agentic-concurrency N`` / ``max_concurrency`` (cap 1:
 sequential); a scripted model and a local llama.cpp server keep a fixed N (default 1). The
 window is twice the runs the models may have going now (``RunPool.cap``), read at each item:
 a limit that grows widens it at the next item; one that shrinks leaves prepared runs pending
@@ -35,7 +35,7 @@ import pytest
 
 from . import internals
 from .fixture import Agent, spent_message
-from .run import connections, limiter
+from .run.calls import connections, limiter
 from .run.pool import RunPool
 from .run.task import task_spec_of
 from .session import SESSION_KEY, AgenticSession

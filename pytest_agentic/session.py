@@ -65,7 +65,7 @@ class AgenticSession:
         self.runs: int = runs if runs is not None else options.whole_number_ini(config, "agentic_runs", 1)
         concurrency = options.option(config, options.CONCURRENCY)
         #: The cap on each model's runs in flight in this process (``--agentic-concurrency``, ini
-        #: ``agentic_concurrency``); 1 runs each in its test; None: adaptive up to ``run.limiter.CAP``
+        #: ``agentic_concurrency``); 1 runs each in its test; None: adaptive up to ``run.calls.limiter.CAP``
         #: for models reached over HTTP, 1 for scripted models and llama.cpp servers (``scheduler.pacing_of``).
         self.concurrency: int | None = (concurrency if concurrency is not None
                                         else options.optional_whole_number_ini(config, "agentic_concurrency", 1))

@@ -17,7 +17,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if HERE in item.path.parents:
             item.add_marker(pytest.mark.filterwarnings("error"))
             # Known leaks outside the test that meets them, collected by whichever test the GC runs in: the
-            # sockets of a litellm connection pool that a later in-process session replaced (run/connections.py
+            # sockets of a litellm connection pool that a later in-process session replaced (run/calls/connections.py
             # leaves it to the GC, as closing it breaks clients litellm caches elsewhere) and an asyncio loop
             # litellm's logging worker makes. Every other warning stays an error.
             for leak in ("<socket.socket", "<function BaseEventLoop.__del__"):

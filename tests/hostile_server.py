@@ -127,7 +127,7 @@ BEHAVIOURS: dict[str, Callable[[], Reply]] = {
                                 headers={"Retry-After": "999999999"}),
     "500": lambda: Reply(status=500, body={"error": {"message": "internal", "type": "server_error"}}),
     "503_empty": lambda: Reply(status=503, body=b""),
-    # Refusals of what the model wrote (run/refusals.py): the model's, never retried.
+    # Refusals of what the model wrote (run/calls/refusals.py): the model's, never retried.
     "context_llama": lambda: Reply(*context_refusal("llama.cpp", 8192, 9000)),
     "context_vllm": lambda: Reply(*context_refusal("vllm", 8192, 9000)),
     "context_openai": lambda: Reply(*context_refusal("openai", 8192, 9000)),

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_agentic.run import limiter
+from pytest_agentic.run.calls import limiter
 from pytest_agentic.run.task import Final
 
 from . import browser

@@ -117,6 +117,16 @@ def test_imports_point_down(graph: dict[str, set[str]]) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_the_call_path_reads_little_of_run(graph: dict[str, set[str]]) -> None:
+    """run/calls/ is how a call reaches the endpoint: of the rest of run/ it reads the registry and limits."""
+    allowed = {"pytest_agentic.run.models", "pytest_agentic.run.limits", "pytest_agentic.run.scripted"}
+    wrong = {f"{module} imports {target}" for module, targets in graph.items()
+             if module.startswith("pytest_agentic.run.calls")
+             for target in targets
+             if not target.startswith("pytest_agentic.run.calls") and target not in allowed}
+    assert not wrong, sorted(wrong)
+
+
 def test_imports_inside_functions_are_seen() -> None:
     source = PKG / "campaign" / "writer.py"
     found = imports_of(source, {"pytest_agentic.campaign.resume", "pytest_agentic.campaign.summary"})

@@ -236,7 +236,7 @@ def test_campaign_output_carries_no_raw_import_warnings(pytester, endpoint):
 def test_litellm_heap_is_frozen_once_imported():
     import gc
 
-    from pytest_agentic.run import llm
+    from pytest_agentic.run.calls import llm
 
     litellm = llm.litellm_module()
     assert llm.litellm_module() is litellm
@@ -248,7 +248,7 @@ def test_warm_up_call_sends_nothing_and_leaves_the_mock_off(monkeypatch):
     # The preload's warm-up call goes through litellm's OpenAI path, answered by its mock transport.
     import socket
 
-    from pytest_agentic.run import llm
+    from pytest_agentic.run.calls import llm
 
     llm.quiet_import_noise()  # as a session does at its start (the first completion warns too)
     litellm = llm.litellm_module()

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from pytest_agentic.run import limiter
-from pytest_agentic.run.limiter import Aimd, ModelLimiter, rate_limit_signal, retry_after
+from pytest_agentic.run.calls import limiter
+from pytest_agentic.run.calls.limiter import Aimd, ModelLimiter, rate_limit_signal, retry_after
 
 
 @pytest.fixture(autouse=True)
@@ -182,7 +182,7 @@ def test_the_wait_an_endpoint_asks_for(headers, wait):
 
 
 def _litellm():
-    from pytest_agentic.run import llm
+    from pytest_agentic.run.calls import llm
 
     llm.quiet_import_noise()  # as a session does at its start (the first completion warns too)
     return llm.litellm_module()
@@ -263,7 +263,7 @@ def test_a_pool_starts_more_runs_when_the_limit_grows():
 
 def test_call_model_waits_out_a_refusal_without_spending_the_retry_budget(monkeypatch):
     """A refused call sleeps what Retry-After asked, then is sent again; the retries and their budget stay."""
-    from pytest_agentic.run import llm
+    from pytest_agentic.run.calls import llm
     from pytest_agentic.run.limits import Limits
     from pytest_agentic.run.models import ModelEntry
     from pytest_agentic.run.task import Final
@@ -293,7 +293,7 @@ def test_call_model_waits_out_a_refusal_without_spending_the_retry_budget(monkey
 
 
 def test_a_dead_quota_is_infra_error_once_the_wait_bound_is_spent():
-    from pytest_agentic.run import llm
+    from pytest_agentic.run.calls import llm
     from pytest_agentic.run.limits import Limits
     from pytest_agentic.run.models import ModelEntry
     from pytest_agentic.run.task import Final

@@ -16,7 +16,7 @@ import socket
 import pytest
 from markupsafe import escape
 
-from pytest_agentic.run import history, refusals
+from pytest_agentic.run.calls import history, refusals
 from pytest_agentic.run.agent import SYSTEM_PROMPT, run_agent
 from pytest_agentic.run.failures import classify, tags
 from pytest_agentic.run.records import FailureMode
@@ -274,7 +274,7 @@ CUT_HISTORY = [{"role": "system", "content": "You are a software agent."},
 
 def _call(llama, messages):
     from pytest_agentic.run.limits import Limits
-    from pytest_agentic.run.llm import call_model
+    from pytest_agentic.run.calls.llm import call_model
     from pytest_agentic.run.models import ModelEntry
 
     entry = ModelEntry(name="smollm2-135m", model="openai/smollm2-135m", params={"max_tokens": 8, "temperature": 0.0})

@@ -41,7 +41,7 @@ def test_lost_and_cut_runs_replay_as_such():
 
 
 def test_a_refused_run_replays_the_refusal_and_is_judged_the_same(tmp_path):
-    from pytest_agentic.run import refusals
+    from pytest_agentic.run.calls import refusals
     from pytest_agentic.run.failures import classify, tags
     from pytest_agentic.run.records import FailureMode
     from pytest_agentic.run.task import TaskInstance

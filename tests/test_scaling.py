@@ -9,8 +9,8 @@ import threading
 import aiohttp
 import pytest
 
-from pytest_agentic.run import connections, limiter
-from pytest_agentic.run.limiter import ModelLimiter
+from pytest_agentic.run.calls import connections, limiter
+from pytest_agentic.run.calls.limiter import ModelLimiter
 from pytest_agentic.run.pool import RunPool
 from pytest_agentic.run.task import Final
 

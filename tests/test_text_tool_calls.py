@@ -10,7 +10,7 @@ import pytest
 from pytest_agentic import Final
 from pytest_agentic.run.failures import classify, tags
 from pytest_agentic.run.records import FailureMode
-from pytest_agentic.run.textcalls import TAG, find
+from pytest_agentic.run.calls.textcalls import TAG, find
 
 from .fault_server import FaultServer
 from .helpers import ROOT, campaign_dir, play, runs

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..run import answerlines, refusals, textcalls
+from ..run import answerlines
+from ..run.calls import refusals, textcalls
 from ..run.records import RunRecord
 from ..run.sandbox import UNCONFINED_NOTE
 from .untrusted import code_span

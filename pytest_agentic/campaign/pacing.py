@@ -1,6 +1,6 @@
 """How each model's concurrency limit moved during the session, gathered from every process.
 
-Each process that runs items has its own limiter per model (``run.limiter``); its news (limit
+Each process that runs items has its own limiter per model (``run.calls.limiter``); its news (limit
 changes, rate-limited calls, seconds waited for a slot) rides to the controller on call
 reports as plain dicts (``scheduler.pacing_news``). Here the controller merges them: per model,
 the events of every process in time order (tagged with the xdist worker, None without xdist),

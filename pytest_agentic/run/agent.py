@@ -10,12 +10,12 @@ from dataclasses import replace
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import history, textcalls
+from .calls import history, textcalls
 from .limits import RUN_GRACE_S, TOOL_GRACE_S, Deadline, Limits
-from .llm import InfraError, call_model
+from .calls.llm import InfraError, call_model
 from .models import ModelEntry
 from .records import Message, MessageToolCall, Reasoning, RunResult, ToolCallLog
-from .refusals import ModelRefusal
+from .calls.refusals import ModelRefusal
 from .tools import Tool, ToolError, Workspace
 
 SYSTEM_PROMPT = (
@@ -81,7 +81,7 @@ def reasoning_of(message: Any) -> Reasoning:
     ``reasoning_content``: the text litellm gives for an OpenAI-style ``reasoning_content`` (vLLM,
     DeepSeek, llama.cpp) and for Anthropic and Bedrock thinking blocks. ``thinking_blocks``: those
     blocks as the provider sent them, signatures included; the next request carries them back
-    (``run.history``), as Anthropic requires of a conversation with tool calls while thinking.
+    (``run.calls.history``), as Anthropic requires of a conversation with tool calls while thinking.
     """
     out: Reasoning = {}
     reasoning = getattr(message, "reasoning_content", None)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import refusals
+from .calls import refusals
 from .answers import final_claim
 from .records import FailureMode, RunResult
-from .textcalls import TAG
+from .calls.textcalls import TAG
 
 #: Modes in precedence order; the first that applies is the run's mode.
 PRECEDENCE = tuple(FailureMode)
@@ -23,7 +23,7 @@ def classify(result: RunResult, passed: bool) -> FailureMode | None:
     holds only reasoning); a run that gave an
     answer the checker rejected is ``wrong_answer``.
 
-    A server's refusal that the model's output provoked (``run/refusals.py``) is never the
+    A server's refusal that the model's output provoked (``run/calls/refusals.py``) is never the
     endpoint's fault: a tool call the server could not read counts as a malformed call; a
     conversation that outgrew the context window ended without an answer, so it is
     ``gave_up_mid_plan`` unless an earlier mode applies.

@@ -8,7 +8,7 @@ on the endpoint, during which a thread holds no CPU and only a small stack.
 ``concurrent.futures.ThreadPoolExecutor`` has no per-key cap, hence this small scheduler:
 runs start in the order they were submitted, skipping over a run whose model is at its cap
 (``max_concurrency`` in models.yaml) so that another model's runs need not wait behind it.
-A model with an adaptive limit (``run.limiter``) is capped as that limit moves
+A model with an adaptive limit (``run.calls.limiter``) is capped as that limit moves
 (``ModelLimiter.runs``: twice its calls in flight), and a limit that grows starts more.
 """
 
@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from .limiter import ModelLimiter
+from .calls.limiter import ModelLimiter
 
 
 @dataclass

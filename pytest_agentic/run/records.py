@@ -32,7 +32,7 @@ StopReason = Literal[
     "max_seconds",
     "max_tool_seconds",
     "infra_error",  # the model call failed after retries
-    "server_refusal",  # the server refused the request for what the model wrote (run/refusals.py)
+    "server_refusal",  # the server refused the request for what the model wrote (run/calls/refusals.py)
     "not_started",  # the test failed before the agent ran
     "cancelled",  # the session stopped (-x, Ctrl-C) while the run was in flight; never judged
 ]
@@ -90,7 +90,7 @@ class RunResult:
     #: Tool calls of replies cut by the call's token limit (``finish_reason: length``).
     truncated_tool_calls: int = 0
     #: The server's refusal that ended the run, provoked by what the model wrote (cause, the
-    #: server's message, token counts when given; ``run/refusals.py``), or None.
+    #: server's message, token counts when given; ``run/calls/refusals.py``), or None.
     server_refusal: dict[str, Any] | None = None
     # -- the token economy (what the provider reported beyond prompt and completion) ---------------
     #: Reasoning tokens over the calls that reported them; None when no call did (unknown, not 0).

@@ -30,7 +30,7 @@ METADATA_KEY = "agentic_script"
 @dataclass(frozen=True)
 class Fault:
     """A script step that makes the model call fail with ``message``: a replayed infra error (never
-    judged), or a replayed server refusal, judged by its message as the first was (``run/refusals.py``)."""
+    judged), or a replayed server refusal, judged by its message as the first was (``run/calls/refusals.py``)."""
 
     message: str
 

@@ -17,7 +17,7 @@ same problem (a sender that cannot see the other side's capacity and must find i
 
 A call refused for rate limit gives its slot back, waits what the endpoint asked
 (``Retry-After``, ``retry-after-ms``, ``x-ratelimit-reset-*``; else a backoff), then queues for a
-slot again; ``run.llm`` bounds the whole wait per call (``Limits.max_rate_limit_wait_s``).
+slot again; ``run.calls.llm`` bounds the whole wait per call (``Limits.max_rate_limit_wait_s``).
 
 The numbers, and why:
 
@@ -32,7 +32,7 @@ The numbers, and why:
   vLLM server takes hundreds of requests at once (``--max-num-seqs``, 256 by default, queues the
   rest, which ``LATENCY_RISE`` notices), a hosted quota refuses what it does not take (429), and
   slow start reaches 1024 in 1.75 s when nothing refuses. A call in flight costs two small
-  thread stacks and a connection here (``run.connections`` sizes litellm's pool to the caps).
+  thread stacks and a connection here (``run.calls.connections`` sizes litellm's pool to the caps).
 - ``BUSY = 0.75``: a round counts toward growth only when at least three quarters of the
   limit were in flight at once during it; a limit that is not in use proves nothing about the
   endpoint (Inspect AI's ``SATURATION_THRESHOLD`` is 0.8; ours sits lower because a run spends

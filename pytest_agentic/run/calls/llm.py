@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import limiter, refusals
-from .limits import Limits
-from .models import ModelEntry
+from ..limits import Limits
+from ..models import ModelEntry
 
 
 class InfraError(Exception):
@@ -59,7 +59,7 @@ def litellm_module() -> Any:
 
             litellm.suppress_debug_info = True
             litellm.telemetry = False
-            from . import scripted
+            from .. import scripted
 
             scripted.ensure_installed()
             _settle_heap()
@@ -215,10 +215,10 @@ def call_model(
     5xx, timeouts, dropped connections, and replies that are not a readable chat completion
     (not JSON, cut short, no choices, a call that never completes). Not retried: auth, bad
     request, redirects away, other errors of the client. A refusal that the
-    model's own output provoked (``run/refusals.py``: an outgrown context window, a tool call the
+    model's own output provoked (``run/calls/refusals.py``: an outgrown context window, a tool call the
     server cannot read) raises ``ModelRefusal`` at once, whatever its status: it is the model's.
 
-    Under the model's limiter (``run.limiter``, installed for a session's HTTP models) the call
+    Under the model's limiter (``run.calls.limiter``, installed for a session's HTTP models) the call
     takes a slot first, and a rate-limit refusal is not a fault: it waits what the endpoint
     asked and is sent again, spending no retry budget, for at most ``max_rate_limit_wait_s``.
     """
@@ -292,7 +292,7 @@ MIN_RATE_LIMIT_WAIT_S = 0.05
 
 
 class RateLimited(Exception):
-    """The endpoint refused the call for rate limit (``run.limiter.rate_limit_signal``)."""
+    """The endpoint refused the call for rate limit (``run.calls.limiter.rate_limit_signal``)."""
 
     def __init__(self, cause: BaseException, wait: float | None) -> None:
         super().__init__(str(cause))

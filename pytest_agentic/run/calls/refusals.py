@@ -12,7 +12,7 @@ and the run is judged like the model's other failures: by the precedence of
 the token counts the server gave). What stays the endpoint's: connection failures, timeouts,
 401/403/404/429, and any 5xx whose message names no cause of the model's.
 
-The harness itself sends a well-formed history (``run/history.py``), so a malformed call the model
+The harness itself sends a well-formed history (``run/calls/history.py``), so a malformed call the model
 made once does not make every later request fail; what is classified here is what the server
 still refuses.
 """
