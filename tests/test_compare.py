@@ -124,3 +124,11 @@ def test_the_command_prints_the_verdicts_of_the_writeup_and_a_constructed_case(t
     assert "3/30 then, 27/30 now (+24 passes): mean per-task change +80.0 points" in out
     assert "p = 0.00391: beyond noise" in out and "treating the runs as independent: p = 2.82e-10" in out
     assert compare.main([str(low), str(tmp_path / "missing")]) == 2
+
+
+def test_compare_help_names_the_console_script(capsys):
+    """``agentic-compare --help`` shows the command the user typed, not ``python -m ...``."""
+    with pytest.raises(SystemExit):
+        compare.main(["--help"])
+    usage = capsys.readouterr().out
+    assert usage.startswith("usage: agentic-compare ") and "python -m" not in usage

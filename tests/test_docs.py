@@ -246,3 +246,36 @@ def test_shell_examples_name_the_credentials_their_models_read():
         assert named == needed, f"{block.where}: names {sorted(named)}, its models ({models}) read {sorted(needed)}"
         checked += 1
     assert checked >= 2
+
+
+# ---------------------------------------------------------------- what the examples leave behind
+
+#: The options through which a command writes a file or folder of its own naming.
+OUTPUT_OPTIONS = ("-o", "--output", "--out", "--agentic-out", "--junit-xml")
+
+
+def written_paths(words: list[str]) -> list[str]:
+    found = []
+    for i, word in enumerate(words):
+        name, _, value = word.partition("=")
+        if name in OUTPUT_OPTIONS:
+            found.append(value or (words[i + 1] if i + 1 < len(words) else ""))
+    return found
+
+
+def test_written_paths_are_found():
+    assert written_paths(["agentic-report", "A", "-o", "x.html"]) == ["x.html"]
+    assert written_paths(["pytest", "--agentic-out=s2", "--junit-xml=j.xml"]) == ["s2", "j.xml"]
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_first_contact_examples_leave_nothing_outside_gitignore():
+    """What the README's and Getting started's commands write, run in the project, git ignores."""
+    pages = {ROOT / "README.md", DOCS / "getting-started.md"}
+    paths = [(where, path) for where, words in all_command_lines() for path in written_paths(words)
+             if Path(where.split(":")[0]).name in {p.name for p in pages}]
+    assert paths, "no command of the first-contact pages writes a file: the check would check nothing"
+    for where, path in paths:
+        probe = path.rstrip("/") + ("/probe" if path.endswith("/") or "." not in Path(path).name else "")
+        ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", probe], cwd=ROOT).returncode == 0
+        assert ignored, f"{where}: writes {path}, which .gitignore does not cover"

@@ -202,6 +202,11 @@ def test_agentic_report_one_campaign_each_and_errors(tmp_path, capsys):
     assert 'id="task_01-run1-coder"' in (root / "c-coder" / "report.html").read_text()
     assert cli.main([str(tmp_path / "missing")]) == 2
     assert "no such folder" in capsys.readouterr().err
+    readme = tmp_path / "README.md"
+    readme.write_text("# not a campaign\n")
+    assert cli.main([str(readme)]) == 2  # a file is named as a file, not as a missing folder
+    err = capsys.readouterr().err
+    assert "not a campaign folder (a file" in err and "no such folder" not in err
     with pytest.raises(SystemExit):
         cli.main([str(root), "--each", "-o", "x.html"])
 

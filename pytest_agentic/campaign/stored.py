@@ -144,6 +144,9 @@ def find(paths: list[str | Path]) -> Iterator[StoredCampaign]:
             found = sorted({p.parent for p in root.rglob("runs.jsonl")})
             if not found:
                 raise CampaignFolderError(f"{root}: no campaign folder in it (no runs.jsonl below)")
+        elif root.exists():
+            raise CampaignFolderError(f"{root}: not a campaign folder (a file; give the folder that holds "
+                                      "runs.jsonl, or a folder of such folders)")
         else:
             raise CampaignFolderError(f"{root}: no such folder")
         for folder in found:

@@ -317,13 +317,13 @@ def markdown(comparison: Comparison) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Compare two stored campaigns without a pytest session: ``python -m pytest_agentic.verdicts.compare THEN NOW``."""
+    """Compare two stored campaigns without a pytest session: ``agentic-compare THEN NOW``."""
     import argparse
     import sys
 
     from ..campaign import stored
 
-    parser = argparse.ArgumentParser(prog="python -m pytest_agentic.verdicts.compare",
+    parser = argparse.ArgumentParser(prog="agentic-compare",
                                      description="Compare two campaign folders: per-task then/now, the mean "
                                                  "per-task change with its paired 95% interval, and whether it is "
                                                  "beyond noise (sign-flip permutation test over the tasks).")
