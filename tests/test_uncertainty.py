@@ -190,3 +190,29 @@ def test_the_all_row_carries_the_clustered_interval_and_the_power():
     assert (overall["wilson95_low"], overall["wilson95_high"]) == (0.3315, 0.6685)
     assert (overall["mdc80"], overall["runs_for_10pts"]) == (0.297, 27)
     assert list(task) == list(overall)  # one header for the CSV
+
+
+def test_one_rounding_for_every_share_shown():
+    """A bound is shown alike wherever it is shown: rounded from the value, not from 100 * value."""
+    from pytest_agentic.campaign.stats import percent, points
+
+    assert f"{100 * 0.1135:.1f}" == "11.4"  # the float product crosses the tie; the value itself does not
+    assert percent(0.1135) == "11.3%" and percent(None) == "-" and percent(1.0) == "100.0%"
+    assert points(0.1135) == "+11.3" and points(-0.025) == "-2.5" and points(0.0) == "+0.0"
+
+
+def test_no_writer_rounds_a_share_after_multiplying_it():
+    import ast
+    from pathlib import Path
+
+    import pytest_agentic
+
+    found = []
+    for path in Path(pytest_agentic.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.FormattedValue) and isinstance(node.value, ast.BinOp)
+                    and isinstance(node.value.op, ast.Mult)
+                    and any(isinstance(side, ast.Constant) and side.value == 100
+                            for side in (node.value.left, node.value.right))):
+                found.append(f"{path.name}:{node.lineno}")
+    assert not found, f"format the share through campaign.stats.percent / points: {found}"

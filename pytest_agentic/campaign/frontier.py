@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..run.records import RunRecord
 from . import economy
+from .stats import percent
 
 #: The spend axes a frontier is drawn against.
 Axis = Literal["usd", "tokens"]
@@ -70,8 +71,7 @@ def place(pts: Sequence[Point], axis: str) -> None:
         p.on[axis], p.dominated_by[axis] = not by, by
 
 
-def pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
+pct = percent
 
 
 def spend_text(p: Point, axis: str) -> str:

@@ -88,9 +88,9 @@ class Power:
         if self.mdc is None:
             return f"minimum detectable change ({design}): not computable: {self.reason}"
         text = (f"minimum detectable change ({design}, paired by task, {self.power:.0%} power, alpha {self.alpha:g}): "
-                f"{100 * self.mdc:.1f} points of overall pass rate")
+                f"{format(self.mdc, '.1%').removesuffix('%')} points of overall pass rate")
         if self.runs_for_target is not None:
-            text += f"; a {100 * self.target:.0f}-point change needs {self.runs_for_target} runs per task"
+            text += f"; a {format(self.target, '.0%').removesuffix('%')}-point change needs {self.runs_for_target} runs per task"
         return text
 
     def as_dict(self) -> dict[str, object]:

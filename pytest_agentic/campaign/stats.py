@@ -10,6 +10,21 @@ from math import comb, sqrt
 from statistics import NormalDist
 
 
+def percent(x: float | None) -> str:
+    """A share as every artefact shows it, "11.3%" ("-" when unknown): one rounding for all of them.
+
+    The stored value is rounded as it is (``format``'s exact decimal expansion), never after a
+    float multiplication: ``100 * 0.1135`` is 11.350000000000001 and rounds up where the value
+    itself, 0.11349999999999999, rounds down, so two writers of one bound disagreed.
+    """
+    return "-" if x is None else format(x, ".1%")
+
+
+def points(x: float) -> str:
+    """A change of a share in signed percentage points, "+2.5", rounded as ``percent`` rounds."""
+    return format(x, "+.1%").removesuffix("%")
+
+
 def wilson_interval(passed: int, runs: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of a pass rate (closed form; equal to scipy's ``method="wilson"``).
 

@@ -9,6 +9,7 @@ from . import economy, frontier, tables
 from .untrusted import code_span
 from ..run.records import RunRecord
 from ..run.task import BENCHMARK_REVISION
+from .stats import percent
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
@@ -21,8 +22,7 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None
     return tabulate(body, headers=columns, tablefmt="github", disable_numparse=True) + "\n"
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
+_pct = percent
 
 
 def shown_ks(max_k: int) -> list[int]:
@@ -80,7 +80,7 @@ def overall_lines(records: Sequence[RunRecord]) -> list[str]:
             continue
         text = f"- {model}: {est.passed}/{est.judged} = {_pct(est.rate)}, 95% CI {_pct(est.low)}-{_pct(est.high)} ({est.label}"
         if est.se is not None:
-            text += f", over {est.tasks} tasks; standard error {100 * est.se:.1f} points"
+            text += f", over {est.tasks} tasks; standard error {percent(est.se).removesuffix('%')} points"
             if est.design_effect is not None:
                 text += f", design effect {est.design_effect:.2f}"
         text += ")"

@@ -89,7 +89,7 @@ def task_chart(series: Sequence[Any], rows: Sequence[dict[str, Any]], runs: Sequ
             first = next((r for r in task_runs if not r.passed), task_runs[0] if task_runs else None)
             score = f"{row['passed']}/{row['judged']}"
             interval = ("" if rate is None else
-                        f", 95% interval {100 * row['ci95_low']:.0f}-{100 * row['ci95_high']:.0f}%")
+                        f", 95% interval {row['ci95_low']:.0%}-{row['ci95_high']:.0%}")
             bars.append(Bar(series=s.index, label=s.label, y=y, width=PLOT_W * (rate or 0.0),
                             low=None if rate is None else _x(row["ci95_low"]),
                             high=None if rate is None else _x(row["ci95_high"]), text=score,

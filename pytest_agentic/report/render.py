@@ -24,6 +24,7 @@ from ..campaign.untrusted import printable
 from ..run.records import Transcript
 from . import charts, views
 from .verdictview import VerdictView, from_session, from_stored
+from ..campaign.stats import percent
 
 #: The report's file name in a campaign folder.
 REPORT_NAME = "report.html"
@@ -58,7 +59,7 @@ def _environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["pct"] = lambda x: "-" if x is None else f"{100 * x:.1f}%"
+    env.filters["pct"] = percent
     env.filters["usd"] = lambda x: "-" if x is None else f"${x:.6f}" if x < 1 else f"${x:,.2f}"
     env.filters["num"] = lambda x: f"{x:.2f}"
     env.filters["k"] = lambda values: " ".join("-" if v is None else f"{v:.2f}" for v in values)

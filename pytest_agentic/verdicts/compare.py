@@ -20,7 +20,7 @@ from typing import Any
 from ..run.records import FailureMode, RunRecord
 from ..campaign.paired import PairedDifference, paired_difference
 from ..campaign.power import Power, comparison_power
-from ..campaign.stats import fisher_exact_p
+from ..campaign.stats import fisher_exact_p, points
 from .revisions import name as revision_name, of as revision_of
 
 ALPHA = 0.05
@@ -76,8 +76,7 @@ class TaskChange:
         return "up" if b > a else "down" if b < a else "flat"
 
 
-def _points(x: float) -> str:
-    return f"{100 * x:+.1f}"
+_points = points
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from .compare import Comparison
 from ..run.records import FailureMode, RunRecord
 from ..campaign.clustered import Overall, overall as clustered_overall
 from ..campaign.tables import task_counts
+from ..campaign.stats import percent
 
 #: Exit status of a session whose campaign failed a gate (pytest's own codes are 0 to 5).
 GATE_FAILED_EXIT = 6
@@ -50,7 +51,7 @@ def _overall(records: Sequence[RunRecord]) -> dict[str, Overall]:
 
 
 def _interval(o: Overall) -> str:
-    return f"95% CI {o.low:.1%}-{o.high:.1%}, {o.label}"
+    return f"95% CI {percent(o.low)}-{percent(o.high)}, {o.label}"
 
 
 def evaluate(config: GateConfig, records: Sequence[RunRecord], comparison: Comparison | None = None) -> list[GateResult]:
@@ -63,13 +64,13 @@ def evaluate(config: GateConfig, records: Sequence[RunRecord], comparison: Compa
         rate = o.rate
         if config.min_pass_rate is not None:
             ok = rate is not None and rate >= config.min_pass_rate
-            shown = "no judged run" if rate is None else f"{o.passed}/{o.judged} = {rate:.1%} ({_interval(o)})"
+            shown = "no judged run" if rate is None else f"{o.passed}/{o.judged} = {percent(rate)} ({_interval(o)})"
             results.append(GateResult("min-pass-rate", ok,
                                       f"{model}: pass rate {shown} {'>=' if ok else '<'} {config.min_pass_rate:.1%}"))
         if config.min_lower_bound is not None:
             low = o.low
             ok = low is not None and low >= config.min_lower_bound
-            shown = "no judged run" if low is None else f"{low:.1%} ({o.passed}/{o.judged}; {_interval(o)})"
+            shown = "no judged run" if low is None else f"{percent(low)} ({o.passed}/{o.judged}; {_interval(o)})"
             results.append(GateResult("min-lower-bound", ok, f"{model}: 95% lower bound {shown} "
                                       f"{'>=' if ok else '<'} {config.min_lower_bound:.1%}"))
     if config.fail_on_regression:

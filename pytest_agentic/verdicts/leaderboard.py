@@ -27,6 +27,7 @@ from typing import Any
 
 from ..campaign import economy, frontier, stored, tables
 from . import revisions
+from ..campaign.stats import percent
 
 
 def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False, sort: str = "pass_rate") -> list[dict[str, Any]]:
@@ -99,8 +100,7 @@ def frontier_lines(data: Sequence[dict[str, Any]]) -> list[str]:
     return [line for axis in frontier.AXES for line in frontier.sentences(pts, axis)]
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
+_pct = percent
 
 
 def _usd(x: float | None) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..run.records import RunRecord
 from .compare import ALPHA, ModelComparison, compare_model
+from ..campaign.stats import points
 
 _VARIANT = re.compile(r"^(?P<base>.+)\[(?P<label>[^\[\]]+)\]$")
 
@@ -47,8 +48,7 @@ def comparisons(records: Sequence[RunRecord], alpha: float = ALPHA) -> list[Mode
     return out
 
 
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
+_pts = points
 
 
 def sentence(c: ModelComparison) -> str:
