@@ -193,12 +193,14 @@ def test_the_all_row_carries_the_clustered_interval_and_the_power():
 
 
 def test_one_rounding_for_every_share_shown():
-    """A bound is shown alike wherever it is shown: rounded from the value, not from 100 * value."""
-    from pytest_agentic.campaign.stats import percent, points
+    """A bound is shown alike wherever it is shown: from the figure the tables store."""
+    from pytest_agentic.campaign.stats import RATE_PLACES, percent, points
 
-    assert f"{100 * 0.1135:.1f}" == "11.4"  # the float product crosses the tie; the value itself does not
-    assert percent(0.1135) == "11.3%" and percent(None) == "-" and percent(1.0) == "100.0%"
-    assert points(0.1135) == "+11.3" and points(-0.025) == "-2.5" and points(0.0) == "+0.0"
+    low = 0.11351  # the clustered bound as computed; the tables store round(low, 4) == 0.1135
+    assert f"{low:.1%}" == "11.4%" and f"{round(low, RATE_PLACES):.1%}" == "11.3%"  # the old disagreement
+    assert percent(low) == percent(round(low, RATE_PLACES)) == "11.3%"
+    assert percent(None) == "-" and percent(1.0) == "100.0%"
+    assert points(0.125) == "+12.5" and points(-0.025) == "-2.5" and points(0.0) == "+0.0"
 
 
 def test_no_writer_rounds_a_share_after_multiplying_it():

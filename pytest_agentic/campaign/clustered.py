@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from math import sqrt
 
-from .stats import wilson_interval
+from .stats import RATE_PLACES, wilson_interval
 
 #: Per-task counts: (passed, judged) for each task.
 Counts = Sequence[tuple[int, int]]
@@ -110,7 +110,7 @@ class Overall:
 
     def as_dict(self) -> dict[str, object]:
         """Plain values for campaign.json and the report (rates as fractions, rounded to 4 places)."""
-        out: dict[str, object] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        out: dict[str, object] = {k: (round(v, RATE_PLACES) if isinstance(v, float) else v) for k, v in asdict(self).items()}
         out["label"] = self.label
         return out
 

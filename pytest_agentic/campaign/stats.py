@@ -10,19 +10,25 @@ from math import comb, sqrt
 from statistics import NormalDist
 
 
-def percent(x: float | None) -> str:
-    """A share as every artefact shows it, "11.3%" ("-" when unknown): one rounding for all of them.
+#: Places a rate is stored with in the tables and campaign.json (``tables``, ``clustered.as_dict``).
+RATE_PLACES = 4
+#: Places a paired change is stored with (``paired.PairedDifference.as_dict``).
+CHANGE_PLACES = 6
 
-    The stored value is rounded as it is (``format``'s exact decimal expansion), never after a
-    float multiplication: ``100 * 0.1135`` is 11.350000000000001 and rounds up where the value
-    itself, 0.11349999999999999, rounds down, so two writers of one bound disagreed.
+
+def percent(x: float | None) -> str:
+    """A rate as every artefact shows it, "11.3%" ("-" when unknown): from the stored figure.
+
+    The tables store a rate rounded to ``RATE_PLACES``; a line that formatted the unrounded value
+    could round the other way (0.11351 is 11.4%, its stored 0.1135 is 11.3%), so one summary showed
+    one bound two ways. Every writer rounds to the stored places first, so all agree with the CSV.
     """
-    return "-" if x is None else format(x, ".1%")
+    return "-" if x is None else format(round(x, RATE_PLACES), ".1%")
 
 
 def points(x: float) -> str:
-    """A change of a share in signed percentage points, "+2.5", rounded as ``percent`` rounds."""
-    return format(x, "+.1%").removesuffix("%")
+    """A change of a rate in signed percentage points, "+2.5", from its stored figure."""
+    return format(round(x, CHANGE_PLACES), "+.1%").removesuffix("%")
 
 
 def wilson_interval(passed: int, runs: int, confidence: float = 0.95) -> tuple[float, float]:

@@ -10,7 +10,7 @@ from ..run.answerlines import TAG as ANSWER_FORMAT
 from ..run.records import FailureMode, RunRecord
 from .clustered import Overall, overall
 from .power import Power, design_power
-from .stats import pass_curves, wilson_interval
+from .stats import RATE_PLACES, pass_curves, wilson_interval
 
 Row = dict[str, Any]
 
@@ -64,7 +64,7 @@ def overall_by_model(records: Sequence[RunRecord]) -> dict[str, tuple[Overall, P
 
 
 def _r4(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
+    return None if x is None else round(x, RATE_PLACES)
 
 
 def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall_row: bool = False) -> Row:
@@ -82,7 +82,7 @@ def _rate_columns(runs: Sequence[RunRecord], max_k: int, overall_row: bool = Fal
         "judged": n,
         "passed": c,
         "infra_errors": len(runs) - n,
-        "pass_rate": round(c / n, 4) if n else None,
+        "pass_rate": round(c / n, RATE_PLACES) if n else None,
         # Per task: Wilson over its runs. ALL: clustered by task (campaign/clustered.py).
         "ci95_low": _r4(low) if n else None,
         "ci95_high": _r4(high) if n else None,
