@@ -227,3 +227,48 @@ def test_templates_and_assets_ship_as_package_data():
     shipped = {p for pattern in patterns for p in package.glob(pattern)}
     files = {p for p in (package / "templates").iterdir()} | {p for p in (package / "static").iterdir()}
     assert files and files <= shipped
+
+
+def test_the_concurrency_chart_spans_the_whole_session():
+    """A limit that settled 12 s into a 344 s session held until its end: the chart runs to 344 s."""
+    from pytest_agentic.report import charts
+
+    events = [{"t": 0.0, "worker": None, "old": 0, "new": 8, "why": "start", "detail": ""},
+              {"t": 12.0, "worker": None, "old": 8, "new": 16, "why": "slow start", "detail": ""}]
+    chart = charts.pacing_chart({"m": {"events": events, "until_s": 344.0}})
+    assert chart is not None and chart.xticks[-1][1] == "344 s"
+    px, _, pw, _ = chart.plot
+    assert chart.lines[0]["points"].split()[-1].startswith(f"{px + pw:.1f},")  # the last level drawn to the end
+    older = charts.pacing_chart({"m": {"events": events}})  # a folder written before until_s: past the last change
+    assert older is not None and older.xticks[-1][1] == "13 s"
+
+
+def test_pacing_records_the_session_until_its_end():
+    from pytest_agentic.campaign.pacing import PacingLog
+
+    log = PacingLog(started=0.0)
+    log.add({"worker": None, "models": {"m": {"mode": "adaptive", "events": [{"t": 1.0, "old": 0, "new": 8,
+                                                                                 "why": "start"}]}}})
+    assert log.as_dict()["m"]["until_s"] > 1.0
+
+
+def test_one_model_page_shows_its_spend_without_a_frontier(nano):
+    """With one model there is nothing to compare: no frontier heading, sentences or chart; the spend stays."""
+    html = render.page([render.Source(stored.load(nano))])
+    section = html.split('<section id="frontier">')[1].split("</section>")[0]
+    assert "<h2>What the runs spent</h2>" in section and "frontier is drawn" in section
+    assert "the frontier</h2>" not in section and "fewer than two" not in section
+    assert "<li>Against" not in section  # no frontier sentence
+    assert "tokens/pass (95% CI)" in section  # the economy table stays
+    from pytest_agentic.campaign.summary import summary_markdown
+
+    text = summary_markdown(stored.load(nano).records, campaign_id="c", seed=0, runs=3, complete=True,
+                            started_at="s", finished_at="f", notes=[])
+    assert "## Token economy" in text and "## Frontier" not in text
+
+
+def test_quick_fails_are_defined_on_the_page(nano):
+    html = render.page([render.Source(stored.load(nano))])
+    overview = html.split("<h2>Overview</h2>")[1].split("</section>")[0]
+    assert 'title="runs that gave their final answer without a single tool call, passed or not">quick fails' in overview
+    assert "Quick fails: runs that gave their final answer without a single tool call" in overview

@@ -154,3 +154,39 @@ def test_chromium_renders_the_report_offline_and_runs_no_model_text(chromium, ca
     if os.environ.get("AGENTIC_REGENERATE_SCREENSHOT"):
         (ROOT / "docs").mkdir(exist_ok=True)
         shutil.copyfile(shot, ROOT / "docs" / "report.png")
+
+
+MEASURE = """<script>
+addEventListener("load", () => {
+  const table = document.querySelector("table.headline"), box = table.parentElement;
+  const cost = [...table.querySelectorAll("th")].find(th => th.textContent === "total cost");
+  document.body.setAttribute("data-overflow", String(box.scrollWidth - box.clientWidth));
+  document.body.setAttribute("data-cost-right", String(Math.round(cost.getBoundingClientRect().right)));
+  document.body.setAttribute("data-viewport", String(innerWidth));
+});
+</script>"""
+
+
+def test_the_overview_fits_a_laptop_width_with_its_cost_in_view(chromium, tmp_path):
+    """At 1400 px the overview table of a 10-run campaign with long model names scrolls nowhere, cost shown."""
+    from pytest_agentic.report import cli
+
+    from .records import scores, write_campaign
+
+    root = tmp_path / "agentic-results"
+    for name in ("qwen3-coder-30b-a3b-instruct-fp8-novita", "nemotron-nano-3-30b-a3b-bf16-vllm"):
+        write_campaign(root / name, scores({f"task_{i:02d}": i % 11 for i in range(1, 11)}, runs=10, model=name,
+                                           cost=0.00123), complete=True, runs=10, seed=0)
+    page = tmp_path / "both.html"
+    assert cli.main([str(root), "-o", str(page)]) == 0
+    html = page.read_text()
+    # The measuring script is the test's own: the page's CSP (its own script's hash) is dropped in this copy.
+    measured = tmp_path / "measured.html"
+    measured.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+                        .replace("</body>", MEASURE + "</body>"))
+    done = browser.subprocess.run([*browser._command(tmp_path / "profile"), "--window-size=1400,900",
+                                   "--dump-dom", measured.as_uri()], capture_output=True, text=True, timeout=120)
+    body = next(browser.parse(done.stdout).iter("body"))
+    assert body.attrs["data-viewport"] == "1400"
+    assert int(body.attrs["data-overflow"]) <= 0, "the overview table scrolls sideways at 1400 px"
+    assert int(body.attrs["data-cost-right"]) <= 1400, "the total cost column is out of view"

@@ -82,7 +82,10 @@ def spend_text(p: Point, axis: str) -> str:
 
 
 def sentences(pts: Sequence[Point], axis: str) -> list[str]:
-    """The frontier of ``axis`` in words: who is on it, who is dominated and by whom, who is not placed."""
+    """The frontier of ``axis`` in words: who is on it, who is dominated and by whom, who is not placed;
+    nothing for a single model or variant (a frontier compares two or more)."""
+    if len(pts) < 2:
+        return []  # one model or variant: there is nothing to compare it with, so nothing to say
     placed = [p for p in pts if p.on.get(axis) is not None]
     if len(placed) < 2:
         return [f"Against {AXES[axis]}: fewer than two models with a known spend; no frontier to draw."]

@@ -55,8 +55,10 @@ class PacingLog:
             model["events"].sort(key=lambda e: (e["t"], e["worker"] or ""))
 
     def as_dict(self) -> dict[str, Any]:
-        """What campaign.json records under ``pacing``."""
-        return {name: dict(model) for name, model in sorted(self.models.items())}
+        """What campaign.json records under ``pacing``; ``until_s``: the seconds from the session's start
+        to this record (written at its end), so a chart of the limits spans the whole session."""
+        until = round(max(0.0, time.time() - self.started), 3)
+        return {name: {**model, "until_s": until} for name, model in sorted(self.models.items())}
 
     def section(self) -> tuple[str, str] | None:
         """summary.md's section: per model, the limit, its moves and the rate-limited calls."""

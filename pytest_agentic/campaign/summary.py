@@ -199,10 +199,9 @@ def summary_markdown(records: Sequence[RunRecord], *, campaign_id: str, seed: in
         "\n## Token economy\n\n",
         ECONOMY_NOTE,
         markdown_table(economy.economy_rows(records)),
-        "\n## Frontier: pass rate against spend\n\n",
-        FRONTIER_NOTE,
-        frontier_markdown(records),
     ]
+    if len(frontier.points(records)) >= 2:  # a frontier compares two or more models or variants
+        parts += ["\n## Frontier: pass rate against spend\n\n", FRONTIER_NOTE, frontier_markdown(records)]
     for title, body in sections:
         parts.append(f"\n## {title}\n\n{body}")
     infra = [r for r in records if r["failure_mode"] == "infra_error"]

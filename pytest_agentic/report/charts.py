@@ -242,7 +242,8 @@ class PacingChart(Plot):
 
 def pacing_chart(pacing: dict[str, Any]) -> PacingChart | None:
     """Each model's concurrency limit over the session (one step line per model and xdist worker),
-    a dot at each rate-limit cut; None when no limit was recorded (``campaign.json``'s ``pacing``)."""
+    a dot at each rate-limit cut, from the start to the session's end (``until_s``; older folders:
+    a little past the last change); None when no limit was recorded (``campaign.json``'s ``pacing``)."""
     steps: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for model, m in sorted(pacing.items()):
         for e in m.get("events") or []:
@@ -250,8 +251,11 @@ def pacing_chart(pacing: dict[str, Any]) -> PacingChart | None:
     if not steps:
         return None
     px, py, pw, ph = 50.0, 12.0, 560.0, 180.0
-    end = max(e["t"] for events in steps.values() for e in events)
-    end = max(end * 1.05, end + 1.0)
+    # The whole session, not just up to the last change: a limit that settled early held until the end.
+    last = max(e["t"] for events in steps.values() for e in events)
+    until = max([float(m["until_s"]) for m in pacing.values() if isinstance(m.get("until_s"), (int, float))],
+                default=0.0)
+    end = max(until, last * 1.05, last + 1.0)
     top = max(max(e["new"] for e in events) for events in steps.values())
     top = max(top * 1.1, top + 1)
 

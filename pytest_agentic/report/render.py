@@ -159,6 +159,7 @@ def page(sources: Sequence[Source], title: str | None = None) -> str:
         "task_chart": charts.task_chart(series, rows, runs, task_list),
         "mode_chart": charts.mode_chart(series, modes),
         "frontiers": _frontiers(points),
+        "one_point": len(points) < 2,  # one model on the page: its spend, but no frontier to draw
         "pacing": [(c, chart) for c in campaigns
                    if (chart := charts.pacing_chart(c.manifest.get("pacing") or {})) is not None],
         "leaderboard": _leaderboard(campaigns) if several else [],
