@@ -73,8 +73,10 @@ def inspect_python() -> Path:
         have = subprocess.run([str(python), "-c", "import inspect_ai; print(inspect_ai.__version__)"],
                               capture_output=True, text=True) if python.exists() else None
         if have is None or have.stdout.strip() != INSPECT_VERSION:
-            made = subprocess.run(f"{sys.executable} -m venv {venv} && {python} -m pip install -q {wanted}",
-                                  shell=True, capture_output=True, text=True)
+            made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+            if made.returncode == 0:
+                made = subprocess.run([str(python), "-m", "pip", "install", "-q", wanted], capture_output=True,
+                                      text=True)
             if made.returncode != 0:
                 why = f"cannot install {wanted} into {venv}: {made.stderr[-1500:]}"
                 if os.environ.get("CI"):
