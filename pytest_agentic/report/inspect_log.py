@@ -126,7 +126,7 @@ def eval_log(campaign: StoredCampaign, model: str, records: list[RunRecord]) -> 
                          "stderr": {"name": "stderr", "value": _stderr(passes), "params": {}}}},
         ],
     }
-    header = {
+    header: dict[str, Any] = {
         "version": LOG_SCHEMA_VERSION,
         "status": "success" if manifest.get("complete", True) else "cancelled",
         "eval": spec,
