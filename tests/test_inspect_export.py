@@ -13,9 +13,12 @@ import fcntl
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ import pytest
 from pytest_agentic.report.cli import export_main
 from pytest_agentic.report.inspect_log import INSPECT_VERSION
 
+from . import browser
 from .helpers import ROOT, campaign_dir, runs
 from .records import record, write_campaign
 
@@ -249,3 +253,39 @@ def test_bad_input_names_the_file(mixed, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{lost}: cannot read the transcript of coder task_02 run 1" in err
     assert not list((tmp_path / "logs").glob("*.partial"))
+
+
+def test_inspect_view_shows_the_runs_and_model_text_stays_text(mixed, tmp_path, inspect_python, chromium, capsys):
+    """What a person sees: ``inspect view`` serving the logs, in Chromium; the hostile answer is shown, never run."""
+    export(mixed, tmp_path / "logs", capsys)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    errors = tmp_path / "inspect-view.err"
+    with open(errors, "w") as err:
+        server = subprocess.Popen([str(inspect_python.parent / "inspect"), "view", "--log-dir", str(tmp_path / "logs"),
+                                   "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(url, timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, errors.read_text()
+                time.sleep(0.25)
+        [log] = [p.name for p in (tmp_path / "logs").glob("*coder-7b*.eval")]
+        with browser.Session(tmp_path / "profile") as page:
+            page.go(f"{url}#/logs/{log}")
+            shown = page.wait_for("tool_call_hallucinated")
+            for text in ("agentic-core-v1", "openai/coder-7b", "task_01", "task_02", "wrong_answer", "infra_error",
+                         "ACCURACY", "0.25"):
+                assert text in shown
+            page.go(f"{url}#/logs/{log}/samples/sample/task_02/1/")
+            shown = page.wait_for("fs_read")
+            assert "<script>document.title" in shown  # the answer and the tool's result, as text
+            assert page.js("document.title") != "pwned" and page.js("document.body.dataset.pwned") is None
+            assert page.js("document.querySelectorAll('img[src=x]').length") == 0
+    finally:
+        server.terminate()
+        server.wait(30)
