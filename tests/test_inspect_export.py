@@ -72,7 +72,7 @@ def inspect_python() -> Path:
     python = venv / "bin" / "python"
     wanted = f"inspect_ai=={INSPECT_VERSION}"
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f".{venv.name}.lock", "w") as lock:  # xdist workers make it once
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:  # xdist workers make it once
         fcntl.flock(lock, fcntl.LOCK_EX)
         have = subprocess.run([str(python), "-c", "import inspect_ai; print(inspect_ai.__version__)"],
                               capture_output=True, text=True) if python.exists() else None
