@@ -1,4 +1,4 @@
-"""The console scripts that write pages: ``agentic-report`` and ``agentic-merge``.
+"""The console scripts that write pages and exports: ``agentic-report``, ``agentic-merge``, ``agentic-export``.
 
 ``agentic-report DIR...`` writes report.html for stored campaigns, or one page for several;
 ``agentic-merge SHARD_DIR...`` merges shard campaigns (``campaign/merge.py``) into one folder
@@ -8,6 +8,9 @@ and writes its report.html, as a single machine's session would have.
     agentic-report RUN_A RUN_B -o compare.html        # one comparative page of two campaigns
     agentic-report agentic-results/ --each            # each campaign's own report.html
     python -m pytest_agentic.report agentic-results/CAMPAIGN
+
+``agentic-export inspect CAMPAIGN [-o DIR]`` writes the campaign as Inspect AI eval logs, one per
+model (``inspect_log.py``), for ``inspect view --log-dir DIR``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from ..campaign import stored
 from ..campaign.merge import MergeError, merge
+from .inspect_log import INSPECT_VERSION, export
 from .render import REPORT_NAME, Source, write, write_campaign
 
 #: Where a page of several campaigns goes without ``-o``.
@@ -84,6 +88,35 @@ def merge_main(argv: Sequence[str] | None = None) -> int:
     except (stored.CampaignFolderError, OSError) as exc:  # the merged campaign stands; its page failed
         print(f"agentic-merge: report.html NOT written: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def export_main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agentic-export",
+        description="Export a stored pytest-agentic campaign in another tool's format.")
+    formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT")
+    inspect = formats.add_parser(
+        "inspect", help="Inspect AI eval logs, one .eval file per model, for `inspect view`",
+        description=f"Write a campaign as Inspect AI eval logs (one .eval file per model; a sample per run, "
+                    f"its verdict and failure mode as scores), read by Inspect AI {INSPECT_VERSION}'s "
+                    f"`inspect view` and `inspect_ai.log.read_eval_log`. Inspect AI is not needed to export.")
+    inspect.add_argument("campaign", metavar="CAMPAIGN", help="a campaign folder (agentic-results/<id>)")
+    inspect.add_argument("-o", "--output", metavar="DIR", type=Path,
+                         help="the folder the logs go to (default: inspect-logs/ in the campaign folder)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        campaign = stored.load(args.campaign)
+        written = export(campaign, args.output or campaign.path / "inspect-logs")
+    except (stored.CampaignFolderError, OSError) as exc:
+        print(f"agentic-export: {exc}", file=sys.stderr)
+        return 2
+    seconds = time.perf_counter() - started
+    for path in written:
+        print(f"agentic-export: wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    print(f"agentic-export: {len(campaign.records)} run(s) of {len(written)} model(s) in {seconds:.2f} s; "
+          f"view them with `inspect view --log-dir {written[0].parent if written else args.output}`")
     return 0
 
 
