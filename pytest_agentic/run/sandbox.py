@@ -229,7 +229,8 @@ def _interpreter() -> _Interpreter:
         box_exe = inside(exe) if inside(exe) != exe else f"{PYTHON}/bin/{os.path.basename(exe)}"
         if box_exe != inside(exe):
             mounts.append(("--ro-bind", exe, box_exe))
-        env.append(("LD_LIBRARY_PATH", f"{PYTHON}/lib"))  # libpython, if its rpath is the host's prefix
+        if sysconfig.get_config_var("Py_ENABLE_SHARED"):  # libpython, if its rpath is the host's prefix
+            env.append(("LD_LIBRARY_PATH", f"{PYTHON}/lib"))
     else:
         box_exe = exe
     libdir, soname = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
