@@ -48,7 +48,7 @@ for name in ("cmdline", "environ", "mountinfo", "mounts", "maps", "status", "sta
             seen.append(path + " " + open(path, "rb").read().decode("latin-1"))
         except OSError as exc:
             seen.append(path + " " + repr(exc))
-for path in [*glob.glob("/proc/*/cwd"), *glob.glob("/proc/*/exe"), *glob.glob("/proc/*/root"), *glob.glob("/proc/*/fd/*")]:
+for path in [p for name in ("cwd", "exe", "root", "fd/*") for p in glob.glob("/proc/*/" + name)]:
     try:
         seen.append(path + " -> " + os.readlink(path))
     except OSError as exc:
@@ -206,11 +206,11 @@ def test_code_that_reads_all_of_proc_and_the_environment_finds_no_host_path(task
     # Both ran it: the model's run_tests and the checker's probe.
     assert seen.count("== host reader ==") >= 2, seen[:500]
     outputs = [m["content"] or "" for m in run.messages if m["role"] == "tool"]
-    assert "/workspace" in seen and any("[exit code" in o for o in outputs), outputs
     shown = "\n".join([seen, *outputs, str(failed.value)])
     for host in _host_paths(tmp_path / "ws"):
         at = shown.find(host)
         assert at < 0, (host, shown[max(0, at - 300):at + 100])
+    assert "/workspace" in seen and any("[exit code" in o for o in outputs), outputs
 
 
 def test_the_host_reader_finds_host_paths_outside_the_box(tmp_path):

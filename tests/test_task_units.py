@@ -30,7 +30,8 @@ def _task_06(inst) -> list[Statement]:
     """The probes' expected values divide by one factor (halves are probed at half of it)."""
     factor = 2 * inst.expected["halves"][0]
     for rule, values in (("up", lambda v: -(-v // factor)), ("nearest", lambda v: (v + factor // 2) // factor)):
-        assert [want for _, want in inst.expected["probes"][rule]] == [values(v) for v, _ in inst.expected["probes"][rule]]
+        pairs = inst.expected["probes"][rule]
+        assert [want for _, want in pairs] == [values(v) for v, _ in pairs]
     return [(f"one larger unit is {factor} smaller ones",
              _has(rf"\b(?:one|1|an?)\s+[a-z]+\s+(?:is|=|equals|makes)\s+{factor}\s+[a-z]+"))]
 

@@ -400,7 +400,8 @@ def execute(argv: list[str], cwd: Path, *, timeout: float, stdout: int, stderr: 
             split = full.index("--")
             options.write(b"\0".join(a.encode() for a in full[1:split]) + b"\0")
             options.seek(0)
-            command, run_in, fds = [full[0], "--args", str(options.fileno()), *full[split:]], Path("/"), (options.fileno(),)
+            command, run_in = [full[0], "--args", str(options.fileno()), *full[split:]], Path("/")
+            fds: tuple[int, ...] = (options.fileno(),)
             if _prlimit(timeout):
                 limits = None  # set inside the box
         else:
