@@ -108,7 +108,7 @@ def build(seed: int) -> TaskInstance:
         "\n"
         f"**{owner} (product):** Implement `{fn}({arg})` in `{module}.py`. It takes a whole, non-negative\n"
         f"number of {small} and returns the number of {big}s to invoice, rounded to the nearest {big}.\n"
-        f"For example `{fn}(0)` is 0 and `{fn}({k * factor})` is {k}.\n"
+        f"One {big} is {factor} {small}. For example `{fn}(0)` is 0 and `{fn}({k * factor})` is {k}.\n"
         "\n"
         f"**{finance} (finance), comment:** Careful with this one: our tariff says that every started\n"
         f"{big} is charged in full.\n"

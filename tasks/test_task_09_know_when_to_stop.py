@@ -33,6 +33,9 @@ from pytest_agentic.run import answerlines
 _DECLINE = re.compile(r"\b(?:cannot|can ?not|can't|unable|impossible|not possible|insufficient|not enough|too few|"
                       r"fewer than|not computable|undefined|n/a|none|null)(?![\w/])", re.I)
 _DATES = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b")
+#: What an N-day figure means here: the checker's window counts closes (trading days), not calendar days.
+_README = ("Market data extracts: one row per trading day (no rows for weekends or holidays).\n\n"
+           "An N-day moving average is the mean of the last N daily closes (N rows), not of N calendar days.\n")
 _TICKERS = ["ACME", "GLOBX", "INITECH", "UMBRL", "STARK", "WAYNE", "CYBD", "TYRL"]
 
 
@@ -61,7 +64,7 @@ def build(seed: int) -> TaskInstance:
     read = ToolCall("fs_read", {"path": "data/prices.csv"})
     return TaskInstance(
         prompt=prompt,
-        files={"data/prices.csv": csv, "README.md": "Market data extracts.\n"},
+        files={"data/prices.csv": csv, "README.md": _README},
         tools=("fs_read", "fs_list"),
         expected={"count": count, "computed_values": [mean_all, padded, sum(closes[-5:]) / 5]},
         reference=[read, Final(

@@ -26,18 +26,22 @@ def _box() -> sandbox.Box:
 
 def test_the_box_binds_no_home_no_checkout_and_only_pytest_of_site_packages(tmp_path):
     argv = sandbox.bwrap_argv(_box(), [sys.executable, "-V"], tmp_path, sandbox.environment(pytest_path=True))
-    mounted = [argv[i + 2] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind") and i + 2 < len(argv)]
+    sources = [argv[i + 1] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind") and i + 2 < len(argv)]
+    points = [argv[i + 2] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind") and i + 2 < len(argv)]
     home = str(Path.home())
     # $HOME shows only through the interpreter's own folders (pyenv keeps it under $HOME); the
     # checkout only through a venv that lies inside it (CI's .ci-venv), never its own files.
     prefix = os.path.realpath(sys.prefix)
-    assert not [m for m in mounted if m == home or (m.startswith(str(ROOT)) and not m.startswith(prefix))]
-    assert [m for m in mounted if m.startswith("/etc")] == []
-    site = sandbox.site_packages()
-    names = {Path(m).name for m in mounted if Path(m).parent == Path(site)}
+    assert not [m for m in sources if m == home or (m.startswith(str(ROOT)) and not m.startswith(prefix))]
+    assert [m for m in sources if m.startswith("/etc")] == []
+    # Where they are in the box names none of them: the workspace, the venv, home, the checkout.
+    for host in (str(tmp_path), prefix, os.path.realpath(sandbox.site_packages()), home, str(ROOT)):
+        assert not [a for a in argv[argv.index("--"):] + points if host in a], host
+    names = {Path(m).name for m in points if Path(m).parent == Path(sandbox.SITE)}
     assert {"pytest", "_pytest", "pluggy"} <= names
     assert not [n for n in names if n.startswith(("pytest_agentic", "litellm", "__editable__")) or n.endswith(".pth")]
-    assert ["--bind", str(tmp_path), str(tmp_path)] == argv[argv.index("--bind"):argv.index("--bind") + 3]
+    assert ["--bind", str(tmp_path), sandbox.WORKSPACE] == argv[argv.index("--bind"):argv.index("--bind") + 3]
+    assert "--proc" not in argv  # /proc/*/mountinfo would name every bind's host folder
     for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"):
         assert flag in argv
 
@@ -57,7 +61,8 @@ def test_the_workspace_and_a_private_tmp_are_the_only_writable_places(tmp_path):
     private = f"/tmp/agentic-private-{uuid.uuid4().hex}"
     beside = tmp_path / "beside.txt"  # under /tmp too: in the box it lands in the private /tmp
     ws = Workspace(tmp_path / "ws")
-    ws.populate({"w.py": f"import sys\nfor p in ('made.txt', {private!r}, {str(beside)!r}):\n"
+    ws.populate({"w.py": f"import os, sys\nfor p in ('made.txt', {private!r}, {str(beside)!r}):\n"
+                         "    os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)\n"
                          "    open(p, 'w').write('x')\n"
                          "for p in ('/made', '/usr/made', sys.prefix + '/made'):\n"
                          "    try:\n        open(p, 'w')\n        print('WROTE', p)\n"

@@ -234,7 +234,7 @@ def call_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",)
     """
     items = _run(root, calls, paths, timeout, trace=False, origin=origin)
     try:
-        decoded = [_outcome(item[:-1], _origin(item[-1])) if origin and item != ["missing"] else _outcome(item)
+        decoded = [_outcome(item[:-1], _origin(item[-1], root)) if origin and item != ["missing"] else _outcome(item)
                    for item in items]
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise AssertionError(f"the probe's result frame is malformed ({exc})") from None
@@ -280,7 +280,7 @@ def trace_all(root: Path, calls: Sequence[Call], *, paths: Sequence[str] = (".",
     try:
         if type(items[-1]) is not list or len(items[-1]) != 2 or items[-1][0] != "codes":
             raise ValueError("no table of code objects")
-        codes = [(_text(f), _text(q)) for f, q in items[-1][1]]
+        codes = [(sandbox.host_path(_text(f), root), _text(q)) for f, q in items[-1][1]]
         out = []
         for item in items[:-1]:
             if item == ["missing"]:
@@ -402,14 +402,15 @@ def _value(tagged: Any, depth: int) -> Any:
     raise ValueError(f"bad {kind!r} value")
 
 
-def _origin(item: Any) -> Origin | None:
+def _origin(item: Any, root: Path) -> Origin | None:
+    """An origin from the box, its file as it is here (the box has the workspace at another path)."""
     if item == ["none"]:
         return None
     if type(item) is list and len(item) == 2 and item[0] == "other" and type(item[1]) is str:
         return Origin(item[1][:80])
     if (type(item) is list and len(item) == 5 and item[0] == "function" and type(item[1]) is str
             and type(item[2]) is int and type(item[3]) is bool and type(item[4]) is list):
-        return Origin("function", item[1], item[2], item[3], item[4])
+        return Origin("function", sandbox.host_path(item[1], root), item[2], item[3], item[4])
     raise ValueError(f"not an origin: {item!r:.80}")
 
 

@@ -6,6 +6,11 @@ writable path) and a private ``/tmp``; it has no network, its own PID, IPC and U
 allow-listed environment and rlimits, and nothing it starts outlives the call. ``$HOME``, the
 project checkout, the campaign folder and ``models.yaml`` are not in it.
 
+Nor is any host path: the workspace is at :data:`WORKSPACE`, pytest's libraries at :data:`SITE`, an
+interpreter installed outside the system folders at :data:`PYTHON`; bwrap reads its options from a
+descriptor (its command line holds none), and the box has no ``/proc``, whose ``mountinfo`` would
+name the host folder behind every bind mount.
+
 :func:`configure` picks the box once per process (``--agentic-sandbox``); :func:`execute` runs one
 command in it. Without a usable bubblewrap, the ``auto`` and ``bubblewrap`` choices fail closed
 (:class:`SandboxUnavailable`); ``none`` runs unconfined, on purpose, and the artefacts say so.
@@ -50,6 +55,13 @@ MAX_FILE_BYTES = 1024 * 1024
 KILL_WAIT_S = 10.0
 #: Size of the box's private /tmp (bytes).
 TMP_BYTES = 64 * 1024**2
+
+#: Where the workspace is in the box: the command's cwd, its only writable place.
+WORKSPACE = "/workspace"
+#: Where pytest and what it requires are in the box (the folder on ``PYTHONPATH``).
+SITE = "/opt/agentic/site-packages"
+#: Where an interpreter that lies outside the system folders (pyenv, a self-built one) is in the box.
+PYTHON = "/opt/agentic/python"
 
 #: Directories a stock Linux Python needs from the system, bound read-only when present.
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
@@ -177,35 +189,68 @@ def _namespaces() -> list[str]:
     ]
 
 
-@functools.lru_cache(maxsize=None)
-def _python_binds() -> tuple[tuple[str, str], ...]:
-    """(option, path) pairs that make the running interpreter and pytest's libraries visible, read-only.
+def _system(path: str) -> bool:
+    return path.startswith(tuple(d + "/" for d in _SYSTEM_DIRS))
 
-    Only the real executable, its shared library, the standard library and the distributions pytest
-    needs are bound, each at its own path; the site-packages folder is otherwise empty in the box, so
-    the checkout's editable install, other packages and their ``.pth`` files are not there. In a venv
-    (CI's ``.ci-venv`` lies inside the checkout) the venv's site-packages is made the same way.
+
+@dataclass(frozen=True)
+class _Interpreter:
+    """The running interpreter as the box has it: its executable's path there, the mounts that make it
+    and pytest's libraries visible (read-only; each an option and its arguments) and the environment
+    they need."""
+
+    exe: str
+    mounts: tuple[tuple[str, ...], ...]
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@functools.lru_cache(maxsize=None)
+def _interpreter() -> _Interpreter:
+    """The real executable, its shared library and the standard library, then an empty site-packages
+    at :data:`SITE` holding only the distributions pytest needs, one bind each; so the checkout's
+    editable install, other packages and their ``.pth`` files are not there. An interpreter under the
+    system folders keeps its own paths (they name no user, checkout or venv); one elsewhere (pyenv
+    under ``$HOME``) has its prefix at :data:`PYTHON`, its own site-packages made empty.
     """
-    binds: list[tuple[str, str]] = []
+    mounts: list[tuple[str, ...]] = []
+    env: list[tuple[str, str]] = []
     exe = os.path.realpath(sys.executable)
-    binds.append(("--ro-bind", exe))
+    base_paths = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    prefix = os.path.realpath(sys.base_prefix)
+    moved = not _system(exe)
+
+    def inside(path: str) -> str:
+        if moved and (path == prefix or path.startswith(prefix + "/")):
+            return PYTHON + path[len(prefix):]
+        return path
+
+    if moved:
+        mounts.append(("--ro-bind", prefix, PYTHON))
+        box_exe = inside(exe) if inside(exe) != exe else f"{PYTHON}/bin/{os.path.basename(exe)}"
+        if box_exe != inside(exe):
+            mounts.append(("--ro-bind", exe, box_exe))
+        if sysconfig.get_config_var("Py_ENABLE_SHARED"):  # libpython, if its rpath is the host's prefix
+            env.append(("LD_LIBRARY_PATH", f"{PYTHON}/lib"))
+    else:
+        box_exe = exe
     libdir, soname = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
     if sysconfig.get_config_var("Py_ENABLE_SHARED") and libdir and soname and Path(libdir, soname).exists():
-        binds.append(("--ro-bind", os.path.realpath(Path(libdir, soname))))
-    base_paths = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+        lib = os.path.realpath(Path(libdir, soname))
+        if not _system(lib) and inside(lib) == lib:
+            mounts.append(("--ro-bind", lib, f"{PYTHON}/lib/{os.path.basename(lib)}" if moved else lib))
     stdlib = {os.path.realpath(base_paths[k]) for k in ("stdlib", "platstdlib")}
-    binds += [("--ro-bind", p) for p in sorted(stdlib) if not p.startswith(tuple(d + "/" for d in _SYSTEM_DIRS))]
+    mounts += [("--ro-bind", p, inside(p)) for p in sorted(stdlib) if not _system(p) and inside(p) == p]
     site = site_packages()
     # The base interpreter's own site-packages (inside the standard library's folder, in a venv or
     # pyenv) is made empty, so its packages and .pth files are not there.
     base = {os.path.realpath(base_paths[k]) for k in ("purelib", "platlib")} - {site}
     for path in sorted(p for p in base if os.path.isdir(p)):
-        binds += [("--tmpfs", path), ("--remount-ro", path)]
-    # An empty, read-only site-packages, then pytest and what it requires, one bind each.
-    binds.append(("--tmpfs", site))
-    binds += [("--ro-bind", entry) for entry in _pytest_entries(site)]
-    binds.append(("--remount-ro", site))
-    return tuple(binds)
+        mounts += [("--size", str(TMP_BYTES), "--tmpfs", inside(path)), ("--remount-ro", inside(path))]
+    # An empty, read-only site-packages at SITE, then pytest and what it requires, one bind each.
+    mounts.append(("--size", str(TMP_BYTES), "--tmpfs", SITE))
+    mounts += [("--ro-bind", entry, f"{SITE}/{os.path.basename(entry)}") for entry in _pytest_entries(site)]
+    mounts.append(("--remount-ro", SITE))
+    return _Interpreter(box_exe, tuple(mounts), tuple(env))
 
 
 def site_packages() -> str:
@@ -255,28 +300,45 @@ def _system_binds() -> list[str]:
     return args
 
 
-def bwrap_argv(box: Box, argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 60.0) -> list[str]:
-    """The bwrap command line that runs ``argv`` in ``cwd`` (the only writable path) with ``env``."""
-    assert box.binary is not None
+def inside(path: str, cwd: Path) -> str:
+    """``path`` as the box sees it: the workspace ``cwd`` and what lies in it under :data:`WORKSPACE`."""
     root = str(cwd)
+    if path == root or path.startswith(root.rstrip("/") + "/"):
+        return WORKSPACE + path[len(root.rstrip("/")):] if path != root else WORKSPACE
+    return path
+
+
+def host_path(path: str, cwd: Path) -> str:
+    """A path the box reported (a code object's file) as it is here: under :data:`WORKSPACE`, in ``cwd``."""
+    if path == WORKSPACE or path.startswith(WORKSPACE + "/"):
+        return str(cwd) + path[len(WORKSPACE):]
+    return path
+
+
+def bwrap_argv(box: Box, argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 60.0) -> list[str]:
+    """The bwrap command line that runs ``argv`` in ``cwd`` (the only writable path, at
+    :data:`WORKSPACE` in the box) with ``env``; ``argv[0]`` may be ``sys.executable``, and a path in
+    ``cwd`` is given as the box sees it."""
+    assert box.binary is not None
+    python = _interpreter()
+    if argv and os.path.realpath(argv[0]) == os.path.realpath(sys.executable):
+        argv = [python.exe, *argv[1:]]
+    argv = [inside(a, cwd) for a in argv]
     args = [box.binary, *_namespaces()]
     # The system's programs and shared libraries, read-only; nothing else of / (no /etc, /home, /root, /srv).
     args += _system_binds()
-    # A fresh /proc of the box's PID namespace, a minimal /dev (null, zero, random, tty), a private /tmp
-    # (before the binds below, which may lie under /tmp: a venv there, the workspace).
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
-    for option, path in _python_binds():
-        if option == "--ro-bind":
-            args += [option, path, path]
-        else:  # the empty site-packages: a small tmpfs, made read-only once pytest's entries are in it
-            args += ["--size", str(TMP_BYTES), option, path] if option == "--tmpfs" else [option, path]
-    # The workspace at its own path (tracebacks read the same), the one writable place, and the cwd.
-    args += ["--bind", root, root, "--chdir", root]
+    # No /proc: its mountinfo would name the host folder behind every bind (the workspace's, the venv's),
+    # whatever the mount point. A minimal /dev (null, zero, random, tty), a private /tmp.
+    args += ["--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    for mount in python.mounts:
+        args += mount
+    # The workspace at WORKSPACE, the one writable place, and the cwd.
+    args += ["--bind", str(cwd), WORKSPACE, "--chdir", WORKSPACE]
     # The box's own root is a tmpfs holding the mount points: read-only, so nothing is written beside them.
     args += ["--remount-ro", "/"]
     # The environment is exactly ``env``: the caller's (keys, tokens, PATH entries) is dropped.
     args += ["--clearenv"]
-    for key, value in sorted(env.items()):
+    for key, value in sorted({**env, **dict(python.env)}.items()):
         args += ["--setenv", key, value]
     # No capabilities inside, even as the box's root.
     args += ["--cap-drop", "ALL"]
@@ -312,10 +374,11 @@ def _limits(timeout: float) -> None:  # pragma: no cover - runs in the child (un
 
 
 def environment(*, pytest_path: bool) -> dict[str, str]:
-    """The allow-listed environment; ``pytest_path`` puts pytest's site-packages on ``PYTHONPATH``."""
+    """The allow-listed environment of the box; ``pytest_path`` puts pytest's site-packages (at :data:`SITE`
+    in the box) on ``PYTHONPATH``."""
     env = dict(_BASE_ENV)
     if pytest_path:
-        env["PYTHONPATH"] = site_packages()
+        env["PYTHONPATH"] = SITE
     return env
 
 
@@ -329,22 +392,29 @@ def execute(argv: list[str], cwd: Path, *, timeout: float, stdout: int, stderr: 
     box = box or current()
     env = environment(pytest_path=pytest_path)
     limits: functools.partial[None] | None = functools.partial(_limits, timeout)
-    if box.kind == "bubblewrap":
-        if argv and argv[0] == sys.executable:
-            argv = [os.path.realpath(sys.executable), *argv[1:]]
-        command = bwrap_argv(box, argv, cwd, env, timeout)
-        if _prlimit(timeout):
-            limits = None  # set inside the box
-    else:
-        command = argv
-        env["HOME"] = env["TMPDIR"] = tempfile.gettempdir()
-    with tempfile.TemporaryFile() as feed:
+    with tempfile.TemporaryFile() as feed, tempfile.TemporaryFile() as options:
+        if box.kind == "bubblewrap":
+            full = bwrap_argv(box, argv, cwd, env, timeout)
+            # bwrap reads its options from a descriptor: its command line (the box's init's, in the box)
+            # holds no host path. The command after ``--`` holds none either (bwrap_argv).
+            split = full.index("--")
+            options.write(b"\0".join(a.encode() for a in full[1:split]) + b"\0")
+            options.seek(0)
+            command, run_in = [full[0], "--args", str(options.fileno()), *full[split:]], Path("/")
+            fds: tuple[int, ...] = (options.fileno(),)
+            if _prlimit(timeout):
+                limits = None  # set inside the box
+        else:
+            env["HOME"] = env["TMPDIR"] = tempfile.gettempdir()
+            if pytest_path:
+                env["PYTHONPATH"] = site_packages()
+            command, run_in, fds = argv, cwd, ()
         if stdin is not None:
             feed.write(stdin)
             feed.seek(0)
-        proc = subprocess.Popen(command, cwd=cwd, stdin=feed if stdin is not None else subprocess.DEVNULL,
+        proc = subprocess.Popen(command, cwd=run_in, stdin=feed if stdin is not None else subprocess.DEVNULL,
                                 stdout=stdout, stderr=stderr, env=env, start_new_session=True,
-                                preexec_fn=limits)
+                                preexec_fn=limits, pass_fds=fds)
         try:
             return Completed(proc.wait(timeout=timeout), False)
         except subprocess.TimeoutExpired:
