@@ -278,7 +278,7 @@ def test_the_option_names_a_callback_too(scripted_project):
     (scripted_project.path / "models.yaml").write_text((ROOT / "models.yaml").read_text())
     scripted_project.runpytest_subprocess("tasks", "--model", "oracle", "-m", "task_07", "--runs", "1",
                                           "--agentic-out", "out", "--agentic-callback",
-                                          "recorder:Recorder").assert_outcomes(passed=1, deselected=29)
+                                          "recorder:Recorder").assert_outcomes(passed=1, deselected=9)
     records = runs(campaign_dir(scripted_project.path / "out"))
     assert len((scripted_project.path / "calls.jsonl").read_text().splitlines()) == records[0]["turns"]
 
