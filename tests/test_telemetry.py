@@ -131,6 +131,43 @@ def test_spans_reach_an_otlp_receiver_parented_with_gen_ai_attributes_and_no_sec
     assert not [p for p in folder.rglob("*") if p.is_file() and SECRET in p.read_text(errors="replace")]
 
 
+def test_scripted_models_are_traced_under_xdist(pytester, receiver, monkeypatch):
+    """The oracle and the near-miss (litellm's custom provider) under -n 2: one trace, each call in its run."""
+    import shutil
+
+    _clean_environment(monkeypatch)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    monkeypatch.setenv("AGENTIC_PRELOAD", "0")  # no preload: the tracer is installed all the same
+    shutil.copytree(ROOT / "tasks", pytester.path / "tasks", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "models.yaml", pytester.path / "models.yaml")
+    result = pytester.runpytest_subprocess("tasks", "-p", "no:randomly", "--model", "oracle", "--model", "near-miss",
+                                           "-m", "task_07 or task_08", "--runs", "2", "--agentic-out", "out",
+                                           "-n", "2")
+    result.assert_outcomes(passed=4, failed=4)
+    records = runs(campaign_dir(pytester.path / "out"))
+    spans = receiver.spans
+    assert len({s["trace_id"] for s in spans}) == 1
+    session, = [s for s in spans if s["name"] == "agentic campaign"]
+    run_spans = {s["span_id"]: s for s in spans if s["attributes"].get("gen_ai.operation.name") == "invoke_agent"}
+    assert len(run_spans) == len(records) == 8
+    assert {s["parent_span_id"] for s in run_spans.values()} == {session["span_id"]}
+    verdicts = {(s["attributes"]["agentic.model"], s["attributes"]["agentic.task"], s["attributes"]["agentic.run"]):
+                (s["attributes"]["agentic.verdict"], s["attributes"].get("agentic.failure_mode"))
+                for s in run_spans.values()}
+    assert verdicts == {(r["model"], r["task"], r["run"]): ("pass" if r["passed"] else "fail", r["failure_mode"])
+                        for r in records}
+    model_calls = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "chat"]
+    assert len(model_calls) == sum(r["turns"] for r in records)
+    assert {s["attributes"]["gen_ai.provider.name"] for s in model_calls} == {"agentic-scripted"}
+    for run in run_spans.values():
+        mine = [s for s in model_calls if s["parent_span_id"] == run["span_id"]]
+        record, = [r for r in records if (r["model"], r["task"], r["run"]) == (
+            run["attributes"]["agentic.model"], run["attributes"]["agentic.task"], run["attributes"]["agentic.run"])]
+        assert len(mine) == record["turns"]
+        assert len([s for s in spans if s["parent_span_id"] == run["span_id"]
+                    and s["attributes"].get("gen_ai.operation.name") == "execute_tool"]) == record["tool_calls"]
+
+
 def test_content_only_when_opted_in(pytester, receiver, endpoint, monkeypatch):
     _clean_environment(monkeypatch)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)

@@ -108,7 +108,7 @@ def start_process(session: Any) -> None:
         telemetry.tracing = _tracing(TraceSettings.from_dict(handed["settings"]), session.secrets)
         telemetry.tracing.adopt(handed["carrier"])
     names, where, search = callback_names(session)
-    if not session.calls_models() or (not names and telemetry.tracing is None):
+    if not _calls_models(session) or (not names and telemetry.tracing is None):
         return
     from ..run.calls.llm import litellm_module
     from .callbacks import Installed, resolve
@@ -121,6 +121,14 @@ def start_process(session: Any) -> None:
     if telemetry.tracing is not None:
         callbacks.append(telemetry.tracing.model_calls())
     telemetry.installed = Installed(litellm, callbacks)
+
+
+def _calls_models(session: Any) -> bool:
+    """Whether this process may call a model (``AgenticSession.calls_models`` less its preload switch)."""
+    config = session.config
+    if config.option.collectonly or config.pluginmanager.has_plugin("dsession"):
+        return False
+    return bool(session.model_names) or session.models_path.is_file() or session.replay is not None
 
 
 def run_started(session: Any, agent: Any) -> Any:
