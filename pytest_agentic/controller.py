@@ -24,6 +24,7 @@ from .session import SANDBOX_ERROR, AgenticSession
 from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
 from .campaign.economy import economy_rows
 from .campaign.frontier import AXES, points as frontier_points, sentences as frontier_sentences
+from .telemetry import process as telemetry
 from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
 
@@ -101,6 +102,9 @@ class Controller:
             workerinput["agentic_ledger"] = str(self.session.ledger.path)
         workerinput["agentic_api_bases"] = dict(self.session.api_bases)
         workerinput["agentic_paths"] = {"models": str(self.session.models_path), "out": str(self.session.out_dir)}
+        traced = telemetry.worker_input(self.session)
+        if traced is not None:
+            workerinput[telemetry.WORKER_KEY] = traced
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodeready(self, node: Any) -> None:
@@ -147,6 +151,7 @@ class Controller:
             return
         self.session.check_environment()
         self.verdicts.check([e.name for e in self.session.selected_models()])
+        telemetry.start_session(self.session)  # before xdist's workers: they are handed its context
         self.start_servers()
 
     def start_servers(self) -> None:
@@ -251,6 +256,7 @@ class Controller:
         self.verdicts.keep_inputs(self.campaign.path)
         self.write_report()
         modecache.remember(session.config, self.campaign.records)
+        telemetry.end_session(self.session, self.campaign, session.exitstatus)
 
     def write_report(self) -> None:
         """report.html, last: it reads back the folder the other artefacts were written to."""

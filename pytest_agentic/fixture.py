@@ -6,6 +6,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as StillRunning
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from .run.models import ModelEntry
 from .run.records import RunResult
 from .run.redact import redact
 from .session import Case, AgenticSession
+from .telemetry import process
 from .run.task import Solution, TaskInstance, TaskSpec
 from .run.tools import Workspace, get_tools
 
@@ -44,6 +46,8 @@ class Agent:
         #: Set instead of a run when the campaign budget was spent before the run could start.
         self.budget_skip: str | None = None
         self._script: Solution | None = None
+        #: The run's span (``telemetry.traces.RunTrace``) when the session exports traces, else None.
+        self.trace: Any = None
 
     @property
     def model(self) -> str:
@@ -64,7 +68,12 @@ class Agent:
         """The agent loop, once, in this thread or a pool's, bounded from outside by the run's
         ``max_seconds`` (``run_bounded``); its cost goes to the ledger at once."""
         key = None
-        metadata = {"agentic_task": self.spec.id, "agentic_run": self.case.run}
+        metadata: dict[str, Any] = {"agentic_task": self.spec.id, "agentic_run": self.case.run}
+        self.trace = process.run_started(self.session, self)
+        traced: dict[str, Any] = {}
+        if self.trace is not None:
+            metadata.update(self.trace.metadata())
+            traced["on_tool_call"] = self.trace.tool_call
         script = self.script()
         if script is not None:
             key = scripted.register(script)
@@ -82,6 +91,7 @@ class Agent:
                 faults={k: list(v) for k, v in self.instance.tool_faults.items()},
                 should_stop=should_stop,
                 poll=poll,
+                **traced,
             )
         finally:
             if key:

@@ -26,6 +26,9 @@ CONCURRENCY = "agentic_concurrency"
 SHARD = "agentic_shard"
 TB = "agentic_tb"
 SANDBOX = "agentic_sandbox"
+OTEL = "agentic_otel"
+OTEL_CONTENT = "agentic_otel_content"
+CALLBACKS = "agentic_callbacks"
 
 #: --agentic-tb: how a failed agent run is reported (a few lines, or pytest's traceback of the checker).
 TracebackChoice = Literal["concise", "full"]
@@ -140,6 +143,17 @@ def add_options(parser: pytest.Parser) -> None:
                     help="how model-written code (run_tests, the checkers' probes) is contained: bubblewrap, "
                          "auto (bubblewrap; the session stops at start when it cannot be made) or none (runs "
                          "UNCONFINED, and every artefact says so); default auto, ini agentic_sandbox")
+    group.addoption("--agentic-otel", dest=OTEL, action="store_true", default=False,
+                    help="export the campaign as OpenTelemetry traces (OTLP; endpoint, headers and protocol from "
+                         "the standard OTEL_EXPORTER_OTLP_* variables, default http://localhost:4318); on by "
+                         "itself when OTEL_EXPORTER_OTLP_ENDPOINT is set; needs pytest-agentic[otel]")
+    group.addoption("--agentic-otel-content", dest=OTEL_CONTENT, action="store_true", default=False,
+                    help="put prompts, completions, tool arguments and tool results in the trace's spans (they "
+                         "can hold secrets; OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true does the same)")
+    group.addoption("--agentic-callback", dest=CALLBACKS, action="append", default=[], metavar="NAME",
+                    help="a litellm callback that receives every model call (repeatable; replaces models.yaml's "
+                         "'callbacks'): a litellm integration (langfuse, mlflow, datadog, ...) or module:Class of "
+                         "a litellm CustomLogger; credentials come from its environment variables")
     gates = parser.getgroup("agentic gates", "CI gates on the campaign (pytest-agentic); a failed gate exits 6")
     gates.addoption("--agentic-min-pass-rate", dest=MIN_PASS_RATE, type=_fraction, default=None, metavar="X",
                     help="fail when a model's overall pass rate is under X (0.6 or 60%%)")

@@ -11,10 +11,11 @@ from . import markers, options, outcome
 from . import scheduler, selection
 from .campaign import modecache
 from .controller import Controller
-from .fixture import Agent, make_agent
+from .fixture import CONTEXT_KEY, Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case, restore_sigterm, sigterm_as_interrupt
 from .run.calls import llm
 from .run.task import task_spec_of
+from .telemetry import process as telemetry
 from .validate import validate_instance
 
 
@@ -90,11 +91,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     llm.wait_for_preload()
+    agentic = session.config.stash[SESSION_KEY]
+    telemetry.start_process(agentic)  # after the warm-up call, before the first run
     prefetcher = scheduler.start(session)
     try:
         return (yield)
     finally:
         scheduler.finish(session, prefetcher)
+        telemetry.finish_process(agentic)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -122,6 +126,7 @@ def pytest_runtest_makereport(item: pytest.Item,
             if replay is not None:
                 replay.annotate(record, transcript)
             setattr(report, outcome.RECORD_ATTR, record)
+            telemetry.run_judged(item.stash.get(CONTEXT_KEY, None), record)
             setattr(report, outcome.TRANSCRIPT_ATTR, transcript)
             setattr(report, outcome.IN_FLIGHT_ATTR, scheduler.in_flight(session, False))
             setattr(report, scheduler.PACING_ATTR, scheduler.pacing_news(item.config))

@@ -77,6 +77,8 @@ class AgenticSession:
         self.shard: tuple[int, int] | None = options.option(config, options.SHARD)
         #: The runs started ahead of their tests (``scheduler.Prefetcher``), set in the process running items.
         self.scheduler: Any = None
+        #: This process's OpenTelemetry tracer and litellm callbacks (``telemetry.process.Telemetry``), or None.
+        self.telemetry: Any = None
         seed = options.option(config, options.SEED)
         self.seed: int = CANONICAL_SEED if seed is None else seed
         models_file = options.option(config, options.MODELS_FILE)
@@ -252,6 +254,9 @@ class AgenticSession:
         }
         if self.shard is not None:
             described["shard"] = {"index": self.shard[0], "count": self.shard[1]}
+        from .telemetry.process import callback_names
+
+        described["callbacks"] = list(callback_names(self)[0])  # names only: credentials stay in the environment
         if self.replay is not None:
             described.update(self.replay.describe())
         return described

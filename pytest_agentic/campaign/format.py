@@ -78,6 +78,7 @@ MANIFEST_DEFAULTS: dict[str, Any] = {
     "notes": [],
     "budget_skipped": 0,
     "sandbox": None,  # campaigns written before the sandbox (the first writer, revision 2, early revision 3)
+    "callbacks": [],  # campaigns written before litellm callbacks could be named: none was
 }
 
 
@@ -104,6 +105,9 @@ class Manifest(TypedDict, total=False):
     concurrency: int | None
     #: How model-written code was contained (``session.sandbox_info``), or None before the sandbox.
     sandbox: dict[str, Any] | None
+    #: The litellm callbacks that heard every model call (models.yaml's ``callbacks:`` or ``--agentic-callback``):
+    #: their names only, never a credential.
+    callbacks: list[str]
     #: Per task: its name, seed and ``content_hash``.
     tasks: dict[str, dict[str, Any]]
     command_line: list[str]

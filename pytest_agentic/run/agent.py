@@ -193,12 +193,15 @@ def run_agent(
     faults: Mapping[str, list[Any]] | None = None,
     should_stop: Callable[[], bool] | None = None,
     into: RunResult | None = None,
+    on_tool_call: Callable[[ToolCallLog, int, int], None] | None = None,
 ) -> RunResult:
     """Drive the model on ``prompt`` until it answers or a limit stops it.
 
     ``should_stop`` is asked before each model call; when it says yes (the session is
     stopping: ``-x``, Ctrl-C) the run ends as ``cancelled``, a run that is never judged.
     The result is filled in ``into`` as the run goes (``run_bounded`` reads it when it abandons the run).
+    ``on_tool_call`` hears each tool call once it is done, with its start and end (``time.time_ns()``):
+    how a trace shows it (``telemetry.traces``).
     """
     result = into if into is not None else RunResult(workspace=workspace.root, cost_usd=0.0)
     system_text = SYSTEM_PROMPT + ("\n\n" + system if system else "")
@@ -273,7 +276,10 @@ def run_agent(
                 result.messages.append({"role": "tool", "tool_call_id": call["id"],
                                         "content": "ERROR: not run: the run's tool time is spent"})
                 continue
+            began = time.time_ns()
             log = runner.execute(turn, call["id"], call["function"]["name"], call["function"]["arguments"], kind)
+            if on_tool_call is not None:
+                on_tool_call(log, began, time.time_ns())
             result.tool_calls.append(log)
             result.messages.append({"role": "tool", "tool_call_id": call["id"], "content": log["result"]})
         if result.prompt_tokens + result.completion_tokens > limits.max_tokens:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +35,8 @@ ENTRY_KEYS = {
                 "parameters merged over 'params'; each variant is a model 'NAME[LABEL]' of the campaign",
 }
 PRICE_KEYS = ("input_per_token", "output_per_token")
+#: Keys of the file's top level.
+TOP_KEYS = ("models", "default", "callbacks")
 #: Parameters the harness sets itself; an entry may not override them.
 RESERVED_PARAMS = {"model", "messages", "tools", "api_key", "api_base", "metadata", "stream"}
 
@@ -99,6 +102,9 @@ class Registry:
     default: tuple[str, ...]
     #: Entries that declare ``variants:``, by name: the ids of their variants (each one of ``entries``).
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: litellm callbacks that receive every model call of a campaign (top-level ``callbacks:``): names of
+    #: litellm's integrations (``langfuse``, ``mlflow``, ...) or ``module:Class`` of a litellm ``CustomLogger``.
+    callbacks: tuple[str, ...] = ()
 
     def select(self, names: list[str]) -> list[ModelEntry]:
         """The entries for ``--model`` values (``all`` = every entry; none = the default); an entry with
@@ -126,9 +132,10 @@ def load_registry(path: Path) -> Registry:
     data = load_yaml(path, ModelsFileError, "models file not found (pass --models-file PATH)")
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise ModelsFileError(f"{path}: expected a mapping with a 'models' mapping at the top")
-    unknown_top = set(data) - {"models", "default"}
+    unknown_top = set(data) - set(TOP_KEYS)
     if unknown_top:
-        raise ModelsFileError(f"{path}: unknown top-level key(s) {sorted(unknown_top)}; expected 'models', 'default'")
+        raise ModelsFileError(f"{path}: unknown top-level key(s) {sorted(unknown_top)}; expected "
+                              f"{', '.join(repr(k) for k in TOP_KEYS)}")
     entries: dict[str, ModelEntry] = {}
     groups: dict[str, tuple[str, ...]] = {}
     for name, raw in data["models"].items():
@@ -147,7 +154,30 @@ def load_registry(path: Path) -> Registry:
     for name in default:
         if name not in entries and name not in groups:
             raise ModelsFileError(f"{path}: key 'default' names {name!r}, which is not an entry")
-    return Registry(path=path, entries=entries, default=tuple(default), groups=groups)
+    return Registry(path=path, entries=entries, default=tuple(default), groups=groups,
+                    callbacks=callback_names(data.get("callbacks"), f"{path}: key 'callbacks'"))
+
+
+#: A litellm integration's name (``langfuse``) or a ``CustomLogger`` class by its import path (``module:Class``).
+_CALLBACK = re.compile(r"[a-z][a-z0-9_]*|[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+def callback_names(raw: Any, where: str) -> tuple[str, ...]:
+    """The callbacks a models file (or ``--agentic-callback``) names, checked for their form only: which
+    names litellm knows is checked where litellm is imported (``telemetry.callbacks``). A name carries no
+    credential: an integration reads its own from the environment."""
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise ModelsFileError(f"{where} must be a list of litellm callback names or module:Class paths")
+    for name in raw:
+        if not isinstance(name, str) or not _CALLBACK.fullmatch(name):
+            raise ModelsFileError(f"{where}: {name!r} is neither a litellm callback name (e.g. 'langfuse') nor "
+                                  "a module:Class path of a litellm CustomLogger; credentials go in environment "
+                                  "variables, never here")
+    return tuple(dict.fromkeys(raw))
 
 
 #: A variant's label: readable, and free of the brackets that delimit it in the model's id.

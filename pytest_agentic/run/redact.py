@@ -27,6 +27,10 @@ def secret_values(extra_names: Iterable[str] = ()) -> list[str]:
     """Values of the credential variables in the environment, longest first."""
     names = {n for n in os.environ if is_secret_name(n)} | set(extra_names)
     values = {os.environ.get(n, "") for n in names}
+    # OpenTelemetry's exporter headers (OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20...,x-key=...):
+    # each header's value is a credential, wherever it shows.
+    for name in (n for n in os.environ if n.startswith("OTEL_") and n.endswith("_HEADERS")):
+        values.update(part.partition("=")[2].strip() for part in os.environ[name].split(","))
     return sorted((v for v in values if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
 
 
