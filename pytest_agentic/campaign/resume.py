@@ -151,7 +151,7 @@ class Resumed:
 
     def differences(self, asked: Asked) -> list[str]:
         out = []
-        if asked.models is not None and sorted(asked.models) != sorted(self.models):
+        if asked.models is not None and self.models and sorted(asked.models) != sorted(self.models):
             out.append(f"models: the campaign ran {', '.join(self.models)}; this session asks for "
                        f"{', '.join(asked.models)}")
         for name in self.models:
