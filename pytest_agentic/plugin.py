@@ -84,7 +84,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # After every deselection (only the tasks that will run decide whether a sandbox is needed), and
     # before xdist's worker reports what it collected.
     agentic = session.config.stash[SESSION_KEY]
-    agentic.note_selection(session)
+    selection.note_selection(agentic, session)
     if not session.config.option.collectonly:
         agentic.check_sandbox(session)
 

@@ -219,29 +219,6 @@ class AgenticSession:
         """(model, task, run) already finished in the campaign being resumed."""
         return self.resumed.done() if self.resumed is not None else set()
 
-    def note_selection(self, session: pytest.Session) -> None:
-        """At collection's end (every deselection done): the tasks selected, kept as the campaign's; under a resume,
-        the tasks outside the campaign are dropped when no ``-m``/``-k`` named them, and the session stops when
-        one did, or when a task changed since the campaign (naming each)."""
-        from . import selection
-        from .run.task import task_spec_of
-
-        specs = {s.id: s for item in session.items if (s := task_spec_of(item)) and selection.case_of(item)}
-        if self.resumed is None:
-            self.selected_tasks = sorted(specs)
-            return
-        config = self.config
-        narrowed = bool(config.option.markexpr or config.option.keyword)
-        differences = self.resumed.check_tasks({t: self.instance(s).content_hash() for t, s in specs.items()},
-                                               narrowed)
-        if differences:
-            self.stop(session, self.resumed.refusal(differences))
-            return
-        campaign_tasks = set(self.resumed.tasks)
-        selection.deselect(config, session.items,
-                           lambda item: (s := task_spec_of(item)) is not None and s.id not in campaign_tasks)
-        self.selected_tasks = sorted(campaign_tasks)
-
     def stop(self, session: pytest.Session, message: str) -> None:
         """Stop before the first run with ``message``: a ``UsageError``; an xdist worker runs nothing and hands the
         message to the controller, which says it and exits 4."""
