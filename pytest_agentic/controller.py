@@ -29,23 +29,43 @@ from .terminal import TerminalView
 from .verdicts.wiring import Verdicts
 
 
-def resume_note(folder: Path, in_flight: int, invocation: tuple[str, ...] | list[str]) -> str:
-    """What an incomplete campaign's summary, page and terminal say: why, and the command that finishes it."""
+#: Options left out of the printed resume command: a resume takes the campaign's own tasks (a ``-m`` or ``-k``
+#: that narrowed the session that stopped would narrow the resume again), and names its folder itself.
+_NOT_RESUMED = ("--agentic-resume", "-m", "-k")
+
+
+def resume_command(folder: Path, invocation: tuple[str, ...] | list[str], cwd: Path) -> str:
+    """The command that finishes the campaign in ``folder``, as a shell runs it pasted from anywhere: in the folder
+    the session was started from, its arguments less the task selection, ``--agentic-resume=FOLDER`` (with ``=``:
+    pytest refuses a separate existing path outside the rootdir)."""
     import shlex
+
+    from .campaign.resume import option_text
 
     args: list[str] = []
     skip = False
     for arg in map(str, invocation):
-        if skip or arg.startswith("--agentic-resume="):
+        if skip:
             skip = False
             continue
-        if arg == "--agentic-resume":
+        if arg in _NOT_RESUMED:
             skip = True
             continue
+        if arg.startswith(("--agentic-resume=", "-m", "-k")):  # -mEXPR, -kEXPR: the value attached
+            continue
         args.append(arg)
-    command = " ".join(["pytest", *map(shlex.quote, args), "--agentic-resume", shlex.quote(str(folder))])
-    return (f"The campaign is INCOMPLETE: the session stopped (Ctrl-C, SIGTERM, -x or an error) with {in_flight} "
-            f"run(s) in flight, which are not recorded. Resume it (only the missing runs run): {command}")
+    return " ".join(["cd", shlex.quote(str(cwd.resolve())), "&&", "pytest", *map(shlex.quote, args),
+                     option_text(folder.resolve())])
+
+
+def resume_note(folder: Path, in_flight: int, invocation: tuple[str, ...] | list[str], cwd: Path,
+                missing: int | None = None) -> str:
+    """What an incomplete campaign's summary, page and terminal say: why, and the command that finishes it."""
+    why = (f"{missing} of its runs are not recorded yet (this session ran part of it)" if missing is not None else
+           f"the session stopped (Ctrl-C, SIGTERM, -x or an error) with {in_flight} run(s) in flight, which are "
+           "not recorded")
+    return (f"The campaign is INCOMPLETE: {why}. Resume it (only the missing runs run): "
+            f"{resume_command(folder, invocation, cwd)}")
 
 
 class Controller:
@@ -208,6 +228,9 @@ class Controller:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.campaign.pacing.add(getattr(report, scheduler.PACING_ATTR, None))
+        tasks = getattr(report, outcome.TASKS_ATTR, None)
+        if tasks:
+            self.campaign.select_tasks(list(tasks))
         if report.when == "teardown":
             self.finished_items.add(report.nodeid)
         announced = outcome.started_of(report)
@@ -229,19 +252,31 @@ class Controller:
             self.other_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.stopped_for:
+        if self.stopped_for or (exitstatus == pytest.ExitCode.USAGE_ERROR and not self.running
+                                and not self.campaign.added):
+            # Stopped at start (no sandbox, a refused resume): nothing ran, and a resumed folder stays as it was.
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            self.stop_servers()
+            return
         # -x stops the session through shouldfail (a cut only if an item was left), Ctrl-C and the like
         # through shouldstop.
         cut = session.shouldstop or (session.shouldfail and len(self.finished_items) < session.testscollected)
         complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not cut
+        missing = None
+        plan = self.session.resumed.plan() if self.session.resumed is not None else None
+        if plan is not None and not cut and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED,
+                                                            pytest.ExitCode.NO_TESTS_COLLECTED):
+            # A resume is complete when the campaign has every run, whatever part of it this session ran.
+            missing = len(plan - {(r["model"], r["task"], r["run"]) for r in self.campaign.records})
+            complete = not missing
         if not complete and self.running and not self.stopped_for:
             # Stopped (Ctrl-C, SIGTERM) before any run finished: the folder still says so, and how to resume.
             self.campaign.ensure_folder()
         self.campaign.notes = self.notes()
         if not complete and self.campaign.path is not None:
-            self.campaign.notes.append(resume_note(self.campaign.path, len(self.running),
-                                                   session.config.invocation_params.args))
+            invocation = session.config.invocation_params
+            self.campaign.notes.append(resume_note(self.campaign.path, len(self.running), invocation.args,
+                                                   invocation.dir, missing or None))
         self.campaign.budget_skipped = self.budget_skipped
         self.campaign.pacing.add(scheduler.pacing_news(session.config))  # this process's last news
         if self.campaign.path is not None:
@@ -283,6 +318,7 @@ class Controller:
         campaign = self.campaign
         if self.stopped_for:
             terminalreporter.write_line(f"ERROR: {self.stopped_for}", red=True)
+            return
         if campaign.path is None:
             return
         records = sorted(campaign.records, key=lambda r: (r["model"], r["task"], r["run"]))

@@ -116,7 +116,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="seed of the task instances (default 0: the canonical agentic-core-v1 instances)")
     group.addoption("--agentic-resume", dest=RESUME, default=None, metavar="CAMPAIGN_DIR",
                     help="continue an incomplete campaign in its folder: run only what it lacks "
-                         "(runs lost to infra errors are run again)")
+                         "(runs lost to infra errors are run again); its models, tasks, runs and seed are the "
+                         "campaign's, and a session naming others stops at start")
     group.addoption("--agentic-budget", dest=BUDGET, type=_budget, default=None, metavar="USD",
                     help="campaign cost budget in dollars: once spent, the remaining runs are skipped")
     group.addoption("--agentic-compare", dest=COMPARE, default=None, metavar="PATH",

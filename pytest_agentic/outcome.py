@@ -22,6 +22,8 @@ RECORD_ATTR = "agentic_record"
 TRANSCRIPT_ATTR = "agentic_transcript"
 #: Attribute under which the setup report announces a run (so a lost worker's run is not lost).
 STARTED_ATTR = "agentic_started"
+#: Attribute under which a process's first agent setup report carries the tasks its collection selected.
+TASKS_ATTR = "agentic_selected_tasks"
 #: Attribute under which an agent test's setup and call reports say how many runs their process has in flight.
 IN_FLIGHT_ATTR = "agentic_in_flight"
 

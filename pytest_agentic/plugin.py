@@ -84,8 +84,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_collection_finish(session: pytest.Session) -> None:
     # After every deselection (only the tasks that will run decide whether a sandbox is needed), and
     # before xdist's worker reports what it collected.
+    agentic = session.config.stash[SESSION_KEY]
+    selection.note_selection(agentic, session)
     if not session.config.option.collectonly:
-        session.config.stash[SESSION_KEY].check_sandbox(session)
+        agentic.check_sandbox(session)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -118,6 +120,9 @@ def pytest_runtest_makereport(item: pytest.Item,
         if announced is not None:
             setattr(report, outcome.STARTED_ATTR, announced)
             setattr(report, outcome.IN_FLIGHT_ATTR, scheduler.in_flight(session, True))
+            if session.selected_tasks is not None:  # once per process: the campaign's tasks, for its manifest
+                setattr(report, outcome.TASKS_ATTR, session.selected_tasks)
+                session.selected_tasks = None
     elif report.when == "call":
         built = outcome.build(item, report)
         if built is not None:

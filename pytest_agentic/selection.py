@@ -1,4 +1,5 @@
-"""Which collected agent tests run: the resume and rescore filters, and the deselection they share."""
+"""Which collected agent tests run: the resume and rescore filters, and the deselection they share; the tasks a
+session selected (kept as its campaign's), and a resume's check of them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from . import internals
 from .campaign.resume import Key
 from .run.task import task_spec_of
-from .session import Case
+from .session import AgenticSession, Case
 
 
 def case_of(item: pytest.Item) -> Case | None:
@@ -67,3 +68,23 @@ def deselect_other_shards(config: pytest.Config, items: list[Any], shard: tuple[
     index, count = shard
     owner = shard_of(items, count)
     deselect(config, items, lambda item: owner[item.nodeid] != index)
+
+
+def note_selection(agentic: AgenticSession, session: pytest.Session) -> None:
+    """At collection's end (every deselection done): the tasks selected, kept as the campaign's. Under a resume,
+    tasks outside the campaign are dropped when no ``-m``/``-k`` named them, and the session stops when one did,
+    or when a task changed since the campaign (naming each difference)."""
+    specs = {s.id: s for item in session.items if (s := task_spec_of(item)) and case_of(item)}
+    resumed = agentic.resumed
+    if resumed is None:
+        agentic.selected_tasks = sorted(specs)
+        return
+    config = agentic.config
+    narrowed = bool(config.option.markexpr or config.option.keyword)
+    differences = resumed.check_tasks({t: agentic.instance(s).content_hash() for t, s in specs.items()}, narrowed)
+    if differences:
+        agentic.stop(session, resumed.refusal(differences))
+        return
+    campaign_tasks = set(resumed.tasks)
+    deselect(config, session.items, lambda item: (s := task_spec_of(item)) is not None and s.id not in campaign_tasks)
+    agentic.selected_tasks = sorted(campaign_tasks)

@@ -13,13 +13,14 @@ import pytest
 
 from . import internals, options
 from .campaign.budget import Ledger
+from .campaign.resume import Asked, Resumed
 from .run import sandbox
 from .run.models import ModelEntry, ModelsFileError, Registry, load_registry
 from .verdicts.rescore import Replay, RescoreError
-from .run.task import CANONICAL_SEED, Solution, TaskInstance, TaskSpec
+from .run.task import BENCHMARK_REVISION, CANONICAL_SEED, Solution, TaskInstance, TaskSpec
 
 SESSION_KEY = pytest.StashKey["AgenticSession"]()
-#: The key of an xdist worker's output that carries why the session cannot run (no sandbox).
+#: The key of an xdist worker's output that carries why the session cannot run (no sandbox, a refused resume).
 SANDBOX_ERROR = "agentic_sandbox_error"
 
 
@@ -95,7 +96,8 @@ class AgenticSession:
         self._secrets: list[str] | None = None
         resume = options.option(config, options.RESUME)
         self.resume_dir: Path | None = Path(resume) if resume else None
-        self._resume_done: set[tuple[str, str, int]] | None = None
+        #: The tasks this process's collection selected (set at collection's end; sent once to the controller).
+        self.selected_tasks: list[str] | None = None
         self.budget: float | None = options.option(config, options.BUDGET)
         ledger = internals.worker_input(config).get("agentic_ledger")
         #: Set by the controller (or from workerinput) when a budget is given.
@@ -116,6 +118,26 @@ class AgenticSession:
                                         f"{self.replay.seed}; a rescore replays the same instances")
             self.seed = self.replay.seed
             self.runs = self.replay.runs
+        #: Under --agentic-resume: the campaign continued; its models, runs and seed are this session's.
+        self.resumed: Resumed | None = None
+        if self.resume_dir is not None and self.replay is None:
+            self.resumed = self._resume(self.resume_dir, runs, seed)
+
+    def _resume(self, folder: Path, runs: int | None, seed: int | None) -> Resumed:
+        """The campaign to continue: what the command line leaves out is taken from it, what it names must agree."""
+        resumed = Resumed.read(folder)
+        asked_models = [e.name for e in self.selected_models()] if self.model_names else None
+        entries = {name: self.registry.entries[name].public() for name in resumed.models
+                   if name in self.registry.entries}
+        resumed.check(Asked(models=asked_models, runs=runs, seed=seed, shard=self.shard, revision=BENCHMARK_REVISION,
+                            entries=entries))
+        if not self.model_names:
+            self.model_names = list(resumed.models)
+        if runs is None and resumed.runs is not None:
+            self.runs = resumed.runs
+        if seed is None and resumed.seed is not None:
+            self.seed = resumed.seed
+        return resumed
 
     # -- models -------------------------------------------------------------
     @property
@@ -186,11 +208,7 @@ class AgenticSession:
         try:
             sandbox.current()
         except sandbox.SandboxUnavailable as exc:
-            message = f"{', '.join(needing)}: {exc}"
-            if not self.is_worker:
-                raise pytest.UsageError(message) from None
-            internals.set_worker_output(self.config, SANDBOX_ERROR, message)
-            session.items.clear()
+            self.stop(session, f"{', '.join(needing)}: {exc}")
 
     def sandbox_info(self) -> dict[str, Any]:
         """campaign.json's ``sandbox``: the choice, and the box model code ran in (kind None: none was needed)."""
@@ -201,14 +219,15 @@ class AgenticSession:
 
     def resume_done(self) -> set[tuple[str, str, int]]:
         """(model, task, run) already finished in the campaign being resumed."""
-        if self._resume_done is None:
-            from .campaign.resume import check_compatible, finished, load_manifest, load_runs
+        return self.resumed.done() if self.resumed is not None else set()
 
-            self._resume_done = set()
-            if self.resume_dir is not None:
-                check_compatible(self.resume_dir, load_manifest(self.resume_dir), self.seed)
-                self._resume_done = finished(load_runs(self.resume_dir))
-        return self._resume_done
+    def stop(self, session: pytest.Session, message: str) -> None:
+        """Stop before the first run with ``message``: a ``UsageError``; an xdist worker runs nothing and hands the
+        message to the controller, which says it and exits 4."""
+        if not self.is_worker:
+            raise pytest.UsageError(message)
+        internals.set_worker_output(self.config, SANDBOX_ERROR, message)
+        session.items.clear()
 
     def calls_models(self) -> bool:
         """Whether this process will call a model (so litellm is worth importing early)."""

@@ -155,9 +155,10 @@ def test_resume_needs_the_same_seed(pytester):
     scripted_project(pytester)
     (pytester.path / "old").mkdir()
     (pytester.path / "old" / "campaign.json").write_text(json.dumps({"seed": 5}))
-    result = pytester.runpytest_subprocess("--agentic-resume", "old")
+    result = pytester.runpytest_subprocess("--agentic-resume", "old", "--agentic-seed", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--agentic-resume old: the campaign used seed 5, this session seed 0*"])
+    result.stderr.fnmatch_lines(["*--agentic-resume=old: this session is not the campaign it resumes*",
+                                 "*- seed: the campaign used seed 5; this session seed 0"])
 
 
 def test_cost_budget_skips_the_remaining_runs(project):

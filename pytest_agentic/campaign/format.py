@@ -77,6 +77,7 @@ MANIFEST_DEFAULTS: dict[str, Any] = {
     "resumed_at": [],
     "notes": [],
     "budget_skipped": 0,
+    "selected_tasks": None,  # campaigns written before it was recorded: unknown (a resume takes the tasks run)
     "sandbox": None,  # campaigns written before the sandbox (the first writer, revision 2, early revision 3)
     "callbacks": [],  # campaigns written before litellm callbacks could be named: none was
 }
@@ -108,8 +109,11 @@ class Manifest(TypedDict, total=False):
     #: The litellm callbacks that heard every model call (models.yaml's ``callbacks:`` or ``--agentic-callback``):
     #: their names only, never a credential.
     callbacks: list[str]
-    #: Per task: its name, seed and ``content_hash``.
+    #: Per task run: its name, seed and ``content_hash``.
     tasks: dict[str, dict[str, Any]]
+    #: The tasks the session selected (run or not yet), sorted; None when unknown (written before it was kept).
+    #: A resume takes them as the campaign's tasks.
+    selected_tasks: list[str] | None
     command_line: list[str]
     invocation_params: list[str]
     started_at: str

@@ -59,6 +59,8 @@ class Campaign:
         self.started_at = _now()
         self.finished_at: str | None = None
         self.records: list[RunRecord] = []
+        #: Records this session added (a resumed campaign's earlier ones are not counted).
+        self.added = 0
         self._seen: set[tuple[str, str, int]] = set()
         self.path: Path | None = None
         self.complete = False
@@ -71,6 +73,8 @@ class Campaign:
         self.budget_skipped = 0
         #: How each model's concurrency limit moved (fed by the controller from the reports).
         self.pacing = PacingLog()
+        #: The tasks the session selected (reported by the processes that collected), or None when unknown.
+        self.selected_tasks: set[str] | None = None
         if session.resume_dir is not None:
             from .resume import load_manifest, load_runs
 
@@ -79,6 +83,8 @@ class Campaign:
             self.started_at = manifest.get("started_at", self.started_at)
             self.resumed_at = [*manifest["resumed_at"], _now()]
             self.records = load_runs(session.resume_dir)
+            selected = manifest["selected_tasks"]
+            self.selected_tasks = set(selected) if selected is not None else None
         #: Comparison, predictions, rescore and gates (set by the controller); None in plain use.
         self.verdicts: Any = None
 
@@ -93,6 +99,7 @@ class Campaign:
         if key in self._keys():  # rare: a scan; the common case costs O(1), not O(runs) (a quadratic campaign)
             self.records = [r for r in self.records if (r["model"], r["task"], r["run"]) != key]
         self.records.append(record)
+        self.added += 1
         self._seen.add(key)
         target = path / record["transcript"]
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -102,6 +109,10 @@ class Campaign:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
+
+    def select_tasks(self, tasks: list[str]) -> None:
+        """Tasks a process's collection selected (each process that runs items says so once)."""
+        self.selected_tasks = {*(self.selected_tasks or ()), *tasks}
 
     def _keys(self) -> set[tuple[str, str, int]]:
         """The (model, task, run) of every record, kept beside ``records`` (rebuilt if it was replaced)."""
@@ -157,6 +168,7 @@ class Campaign:
             "litellm_version": litellm_version,
             **self.session.describe(),
             "tasks": tasks,
+            "selected_tasks": sorted(self.selected_tasks) if self.selected_tasks is not None else None,
             "command_line": [Path(sys.argv[0]).name, *sys.argv[1:]],
             "invocation_params": list(self.session.config.invocation_params.args),
             "started_at": self.started_at,

@@ -269,6 +269,9 @@ TIMING_FIELDS = ("latency_s", "seconds_to_answer")
 #: The token-economy fields of a ``RunRecord`` (all optional; absent means unknown).
 ECONOMY_FIELDS = ("reasoning_tokens", "cached_prompt_tokens", "tokens_per_turn_mean", "tokens_per_turn_max",
                   "turns_to_answer", "seconds_to_answer")
+#: What a run spent, as its record says: a rescore carries every one from the stored record, since replaying a
+#: transcript costs nothing and re-judging it changes verdicts only (``verdicts/rescore.py``).
+SPEND_FIELDS = ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "turns", *ECONOMY_FIELDS)
 
 
 class Economy(TypedDict):

@@ -14,6 +14,10 @@ pass rate (best first), then by cost per pass (cheapest first); ``--sort`` picks
 (``usd``, ``tokens``: cheapest first). When the
 campaigns are of several benchmark revisions, the lines under the table name, per task,
 which campaigns ran it in another version (``pytest_agentic.verdicts.revisions``).
+
+Like with like: rows are ranked, and placed on a frontier, only among the rows over the same task set
+and benchmark revision (a *group*); each group is its own table (the widest task set first) with
+its coverage (tasks, runs), and no rank, frontier or sentence compares rows of different groups.
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False, sort:
         spent = economy.overall(c.records)
         for model, rate in rates.items():
             cost, e = costs[model], spent[model]
+            task_set = tuple(sorted({r["task"] for r in c.records if r["model"] == model}))
             out.append({
                 "model": model, "campaign": c.id, "finished_at": c.manifest.get("finished_at") or "",
                 "benchmark_revision": revisions.of(c.manifest),
+                "task_set": task_set, "runs": sum(1 for r in c.records if r["model"] == model),
                 "passed": rate["passed"], "judged": rate["judged"], "pass_rate": rate["pass_rate"],
                 "ci95": (rate["ci95_low"], rate["ci95_high"]), "ci95_method": rate["ci95_method"],
                 "tasks": rate["tasks"], "infra_errors": rate["infra_errors"],
@@ -51,15 +57,49 @@ def rows(campaigns: Sequence[stored.StoredCampaign], latest: bool = False, sort:
                 "cached_prompt_tokens": e["cached_prompt_tokens"],
             })
     if latest:
-        newest: dict[str, dict[str, Any]] = {}
+        # Each model's newest campaign of each group: a newer campaign over other tasks does not hide it.
+        newest: dict[tuple[Any, ...], dict[str, Any]] = {}
         for row in out:
-            key = (row["finished_at"], row["campaign"])
-            if row["model"] not in newest or key > (newest[row["model"]]["finished_at"], newest[row["model"]]["campaign"]):
-                newest[row["model"]] = row
+            key, slot = (row["finished_at"], row["campaign"]), (row["model"], *group_of(row))
+            if slot not in newest or key > (newest[slot]["finished_at"], newest[slot]["campaign"]):
+                newest[slot] = row
         out = list(newest.values())
-    _place(out)
-    out.sort(key=SORTS[sort])
-    return out
+    ranked = []
+    for number, members in enumerate(groups(out), start=1):
+        _place(members)
+        members.sort(key=SORTS[sort])
+        for rank, row in enumerate(members, start=1):
+            row["group"], row["rank"] = number, rank
+        ranked += members
+    return ranked
+
+
+def group_of(row: dict[str, Any]) -> tuple[int | None, tuple[str, ...]]:
+    """What makes two rows comparable: the benchmark revision and the task set they ran."""
+    return row["benchmark_revision"], row["task_set"]
+
+
+def groups(data: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The rows by group: the widest task set first, then the newest revision, then the most rows."""
+    by: dict[tuple[int | None, tuple[str, ...]], list[dict[str, Any]]] = {}
+    for row in data:
+        by.setdefault(group_of(row), []).append(row)
+    return sorted(by.values(), key=lambda g: (-len(g[0]["task_set"]), -(g[0]["benchmark_revision"] or -1), -len(g),
+                                               g[0]["task_set"]))
+
+
+def coverage(row: dict[str, Any]) -> str:
+    """A row's coverage in words: its tasks and runs."""
+    tasks = len(row["task_set"])
+    return f"{tasks} task{'s' if tasks != 1 else ''}, {row['runs']} run{'s' if row['runs'] != 1 else ''}"
+
+
+def group_title(members: Sequence[dict[str, Any]]) -> str:
+    row = members[0]
+    revision = "an unrecorded benchmark revision" if row["benchmark_revision"] is None else \
+        f"benchmark revision {row['benchmark_revision']}"
+    tasks = len(row["task_set"])
+    return f"Over {', '.join(row['task_set'])} ({tasks} task{'s' if tasks != 1 else ''}), {revision}:"
 
 
 def _inf(x: float | None) -> float:
@@ -92,6 +132,10 @@ def _place(out: list[dict[str, Any]]) -> None:
     for r, p in zip(out, pts):
         r["frontier_usd"], r["frontier_tokens"] = p.on["usd"], p.on["tokens"]
         r["_point"] = p
+    for axis in frontier.AXES:
+        if sum(p.spend(axis) is not None for p in pts) < 2:  # alone with a known spend: no frontier to be on
+            for r in out:
+                r[f"frontier_{axis}"] = None
 
 
 def frontier_lines(data: Sequence[dict[str, Any]]) -> list[str]:
@@ -109,39 +153,57 @@ def _usd(x: float | None) -> str:
 
 def display_rows(data: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{
-        "rank": i, "model": r["model"], "campaign": r["campaign"] + (" (rescore)" if r["rescore_of"] else ""),
+        "rank": r.get("rank", i), "model": r["model"],
+        "campaign": r["campaign"] + (" (rescore)" if r["rescore_of"] else ""),
         "revision": "-" if r["benchmark_revision"] is None else r["benchmark_revision"],
+        "coverage": coverage(r),
         "score": f"{r['passed']}/{r['judged']}", "pass rate": _pct(r["pass_rate"]),
         "95% CI (task-clustered)": "-" if r["pass_rate"] is None else f"{_pct(r['ci95'][0])}-{_pct(r['ci95'][1])}",
         "infra": r["infra_errors"], "total cost": "unknown" if r["total_cost_usd"] is None else _usd(r["total_cost_usd"]),
         "$/pass": _usd(r["cost_per_pass_usd"]),
         "$/task": "unknown" if r["usd_per_task"] is None else _usd(r["usd_per_task"]),
         "tokens/task": "unknown" if r["tokens_per_task"] is None else f"{r['tokens_per_task']:.0f}",
-        "frontier ($, tokens)": f"{_mark(r['frontier_usd'])}, {_mark(r['frontier_tokens'])}",
+        "frontier ($, tokens)": f"{_mark(r['frontier_usd'], r['usd_per_task'])}, "
+                                f"{_mark(r['frontier_tokens'], r['tokens_per_task'])}",
     } for i, r in enumerate(data, start=1)]
 
 
-def _mark(on: bool | None) -> str:
-    return "unknown" if on is None else "on" if on else "dominated"
+def _mark(on: bool | None, spend: float | None) -> str:
+    """A row's place on a frontier: on it, dominated, its spend unknown, or none drawn ("-": no other row of its
+    group has a known spend)."""
+    if on is None:
+        return "unknown" if spend is None else "-"
+    return "on" if on else "dominated"
 
 
 def render(data: Sequence[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
-        columns = ["model", "campaign", "benchmark_revision", "passed", "judged", "pass_rate", "ci95_low", "ci95_high",
-                   "ci95_method", "tasks", "infra_errors", "total_cost_usd", "cost_per_pass_usd", "rescore_of",
+        columns = ["group", "rank", "model", "campaign", "benchmark_revision", "task_set", "runs", "passed", "judged",
+                   "pass_rate", "ci95_low", "ci95_high", "ci95_method", "tasks", "infra_errors", "total_cost_usd", "cost_per_pass_usd", "rescore_of",
                    "usd_per_task", "tokens_per_task", "tokens_per_pass", "reasoning_tokens", "cached_prompt_tokens",
                    "frontier_usd", "frontier_tokens"]
         writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for row in data:
             low, high = row["ci95"]
-            flat = {**row, "ci95_low": low, "ci95_high": high}
+            flat = {**row, "ci95_low": low, "ci95_high": high, "task_set": " ".join(row["task_set"])}
             writer.writerow({k: "" if flat[k] is None else flat[k] for k in columns})
         return buf.getvalue()
     from ..campaign.summary import markdown_table
 
-    return markdown_table(display_rows(data))
+    parts = []
+    several = len(groups(data)) > 1
+    if several:
+        parts.append("Campaigns over different task sets or benchmark revisions are ranked apart, each group with "
+                     "its own frontier; no rank or frontier compares rows of different groups.\n\n")
+    for members in groups(data):
+        if several:
+            parts.append(group_title(members) + "\n\n")
+        parts.append(markdown_table(display_rows(members)))
+        lines = frontier_lines(members)
+        parts.append("\n" + "".join(f"- {line}\n" for line in lines) + ("\n" if several else ""))
+    return "".join(parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -164,7 +226,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = rows(campaigns, latest=args.latest, sort=args.sort)
     sys.stdout.write(render(data, args.format))
     if args.format == "md":
-        sys.stdout.write("\n" + "".join(f"- {line}\n" for line in frontier_lines(data)))
         shown = {r["campaign"] for r in data}
         sys.stdout.write("".join(line + "\n" for line in revisions.across([c for c in campaigns if c.id in shown])))
     return 0

@@ -5,19 +5,19 @@ Under ``--agentic-rescore PATH`` the plugin parametrizes each task over the
 scripted model ``agentic-scripted/replay``: it plays back the recorded
 assistant messages, so the recorded tool calls rebuild the workspace through
 the same agent loop and tools, and the task's current checker judges the
-result. The new campaign's records keep the original tokens, cost and latency
-(what producing the transcript cost), say what the original verdict was, and
+result. The new campaign's records keep every spend field of the original (``run.records.SPEND_FIELDS``:
+tokens, tokens per turn, cost, turns, seconds: what producing the transcript spent), say what the original verdict was, and
 count the tool calls whose replayed result differs from the recorded one.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..campaign import stored
 from ..run.models import ModelEntry
-from ..run.records import OriginalVerdict, RunRecord, Transcript
+from ..run.records import SPEND_FIELDS, OriginalVerdict, RunRecord, Transcript
 from ..run.scripted import PROVIDER, Fault
 from ..run.task import BENCHMARK_REVISION, Final, Solution, ToolCall
 from .revisions import name as revision_name, of as revision_of
@@ -110,9 +110,14 @@ class Replay:
     def annotate(self, record: RunRecord, transcript: Transcript) -> None:
         """Make a replayed run's record say where it came from (in place)."""
         old = self.original(record["task"], record["model"], record["run"])
-        # What producing the transcript cost, not what replaying it did.
-        record["prompt_tokens"], record["completion_tokens"] = old["prompt_tokens"], old["completion_tokens"]
-        record["cost_usd"], record["latency_s"], record["turns"] = old["cost_usd"], old["latency_s"], old["turns"]
+        # What producing the transcript spent, not what replaying it did: every spend field, as stored (a field
+        # the stored record lacks, written before it existed, stays unknown rather than the replay's figure).
+        spent, stored_spend = cast(dict[str, Any], record), cast(dict[str, Any], old)
+        for field in SPEND_FIELDS:
+            if field in stored_spend:
+                spent[field] = stored_spend[field]
+            else:
+                spent.pop(field, None)
         recorded = self.campaign.transcript(old)
         recorded_calls, replayed = recorded["tool_calls"], transcript["tool_calls"]
         divergent = sum(1 for a, b in zip(recorded_calls, replayed, strict=False)
