@@ -94,3 +94,70 @@ def test_a_lost_workers_runs_are_run_again_and_each_recorded_once(pytester, monk
     # The lost worker had started runs ahead of run 4; they were run again by a worker alive.
     assert server.arrived > n
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+class Node:
+    """What the scheduler uses of xdist's ``WorkerController``: its commands, recorded."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = type("Gateway", (), {"id": name})()
+        self.shutting_down = False
+        self.commands: list[tuple[str, list[int]]] = []
+
+    def send_runtest_some(self, indices):
+        self.commands.append(("runtests", list(indices)))
+
+    def send_steal(self, indices):
+        self.commands.append(("steal", list(indices)))
+
+    def shutdown(self):
+        self.shutting_down = True
+        self.commands.append(("shutdown", []))
+
+
+def test_the_scheduler_deals_round_robin_and_asks_a_worker_whose_queue_has_started_no_more(pytestconfig, monkeypatch):
+    from pytest_agentic.workers.stealing import RunStealing
+
+    monkeypatch.setattr(pytestconfig.option, "tx", ["popen"] * 2, raising=False)
+    monkeypatch.setattr(pytestconfig.option, "numprocesses", 2, raising=False)
+    sched = RunStealing(pytestconfig)
+    a, b = Node("gw0"), Node("gw1")
+    collection = [f"t[{i}]" for i in range(10)]
+    for node in (a, b):
+        sched.add_node(node)
+        sched.add_node_collection(node, collection)
+    sched.schedule()
+    assert a.commands == [("runtests", [0, 2, 4, 6, 8])] and b.commands == [("runtests", [1, 3, 5, 7, 9])]
+    for i in (0, 2, 4, 6):
+        sched.mark_test_complete(a, i)
+    # gw0 has one item left: it asks gw1 for the back half of its queue, keeping two there.
+    assert a.commands[-1] == ("runtests", [0, 2, 4, 6, 8]) and b.commands[-1] == ("steal", [7, 9])
+    sched.remove_pending_tests_from_node(b, [9])  # 7 had started ahead on gw1: only 9 comes back
+    assert a.commands[-1] == ("runtests", [9])
+    sched.mark_test_complete(a, 8)
+    sched.mark_test_complete(a, 9)
+    # gw1's queue has started to its end: no second request, gw0 is shut down (no ping-pong).
+    assert a.commands[-1] == ("shutdown", []) and b.commands[-1] == ("steal", [7, 9])
+    for i in (1, 3, 5):
+        sched.mark_test_complete(b, i)
+    assert b.commands[-1] == ("shutdown", [])
+    sched.mark_test_complete(b, 7)
+    assert sched.tests_finished
+
+
+def test_a_lost_workers_items_go_to_a_worker_alive_but_the_one_it_was_running(pytestconfig, monkeypatch):
+    from pytest_agentic.workers.stealing import RunStealing
+
+    monkeypatch.setattr(pytestconfig.option, "tx", ["popen"] * 2, raising=False)
+    monkeypatch.setattr(pytestconfig.option, "numprocesses", 2, raising=False)
+    sched = RunStealing(pytestconfig)
+    a, b = Node("gw0"), Node("gw1")
+    for node in (a, b):
+        sched.add_node(node)
+        sched.add_node_collection(node, [f"t[{i}]" for i in range(8)])
+    sched.schedule()
+    for i in (0, 2, 4):
+        sched.mark_test_complete(a, i)  # gw0 has one left and asks gw1
+    assert b.commands[-1] == ("steal", [5, 7])
+    assert sched.remove_node(b) == "t[1]"  # gw1 dies while judging item 1 (the request dies with it)
+    assert a.commands[-1] == ("runtests", [3, 5, 7])
