@@ -123,7 +123,7 @@ class Prefetcher:
             self._cursor = max(self._cursor, end)
             return self.items[first:end]
         ahead = [nextitem] if nextitem is not None else []
-        ahead += [self.items[i] for i in self.claim_queued(self.window)]
+        ahead += [self.items[i] for i in self.claim_queued(self.window - len(ahead))]
         return [item, *ahead][: self.window + 1]
 
     def claim_queued(self, count: int) -> list[int]:
