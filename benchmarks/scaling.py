@@ -1,10 +1,14 @@
-"""Big campaigns against the endpoint's speed: 30, 300 and 3000 runs, no concurrency flag.
+"""Big campaigns against the endpoint's speed: 30, 300 and 3000 runs, no flag and ``-n 2``.
 
 Starts a local OpenAI-compatible endpoint on asyncio (tests/async_server.py: it holds thousands
 of calls at once, so the figures measure the harness) that answers every call after
 ``--latency`` seconds, and runs ``pytest --runs N`` with no concurrency flag on a one-task
 project whose runs make one call, and one whose runs make five (four tool calls and the
-answer). For each size it reports:
+answer). Each size runs with no flag and, beside it, with ``-n W`` for each of ``--workers``
+(default 2: xdist, the plugin's own scheduler) on the same endpoint. For each it reports:
+
+- the model calls the endpoint received: ``-n`` must send as many as one process (no run
+  started twice), and its wall against the no-flag session's;
 
 - wall time of the whole command, process start to exit, against the physical limit: every run
   in flight at once, so ``calls x latency`` plus the session's start-up (a one-run session's wall
@@ -27,6 +31,7 @@ Writes the figures as JSON (``--json``) and a chart of wall time against runs (`
 PNG: an SVG drawn here, rendered by headless Chromium).
 
     python benchmarks/scaling.py --inspect /tmp/iv/bin/inspect [--sizes 30,300,3000] [--chart scaling.png]
+    python benchmarks/scaling.py --calls 5 --sizes 30,300 --parts scaling --workers 2   # -n 2 beside no flag
 """
 
 from __future__ import annotations
@@ -94,36 +99,52 @@ def page_check(out: Path) -> dict:
 
 def scaling(args: argparse.Namespace, startup: float, calls: int, figures: list[dict]) -> bool:
     ok = True
+    hows = [("no flag", [])] + [(f"-n {w}", ["-n", str(w)]) for w in args.workers]
     for runs in [int(n) for n in args.sizes.split(",")]:
         with AsyncEndpoint(SOLUTIONS) as fast:
             folder = project(fast.api_base) if calls == 1 else five_call_project(fast.api_base)
             sequential = session(folder, runs, ["--agentic-concurrency", "1"], fast)["verdicts"]
         with AsyncEndpoint(SOLUTIONS, latency_s=args.latency) as server:
             folder = project(server.api_base) if calls == 1 else five_call_project(server.api_base)
-            before = load()
-            result = session(folder, runs, [], server)
-            theirs = (inspect_wall(args.inspect, server.api_base, runs, calls, args.inspect_timeout)
-                      if args.inspect else None)
-        lost = sum(1 for v in result["verdicts"] if v[4] == "infra_error")
-        same = result["verdicts"] == sequential and len(sequential) == runs
-        ok &= same and lost == 0 and result["rc"] == 0
-        limit = calls * args.latency + startup
-        row = {"runs": runs, "calls": calls, "wall_s": round(result["wall"], 1), "limit_s": round(limit, 1),
-               "inspect_s": round(theirs, 1) if theirs is not None else None,
-               "peak_mb": round(result["peak_mb"]), "cpu_ms_per_run": round(1000 * result["cpu_s"] / runs, 1),
-               "in_flight": result["in_flight"], "lost": lost, "same_verdicts": same,
-               "end_s": round(result["end_s"], 1) if result["end_s"] is not None else None, "load": before}
-        if runs == max(int(n) for n in args.sizes.split(",")) and calls == 1:
-            row.update(page_check(result["out"]))
-        figures.append(row)
-        inspect = ("-" if not args.inspect else f"{theirs:.1f} s" if theirs is not None
-                   else f"not done in {args.inspect_timeout:g} s")
-        ratio = f"{result['wall'] / theirs:.2f}" if theirs else "-"
-        print(f"| {runs} x {calls} | {result['wall']:.1f} s | {limit:.1f} s ({result['wall'] / limit:.2f}x) | "
-              f"{inspect} | {ratio} | {row['peak_mb']} MB | {row['cpu_ms_per_run']} ms | {result['in_flight']} | "
-              f"{lost} | {'same' if same else 'NO'} | {row['end_s']} s | {before} |", flush=True)
+            walls: dict[str, float] = {}
+            sent: dict[str, int] = {}
+            for how, flags in hows:
+                before, arrived = load(), server.arrived
+                result = session(folder, runs, flags, server)
+                sent[how] = server.arrived - arrived
+                walls[how] = result["wall"]
+                theirs = (inspect_wall(args.inspect, server.api_base, runs, calls, args.inspect_timeout)
+                          if args.inspect and not flags else None)
+                ok &= row(args, startup, calls, runs, how, result, theirs, sequential, sent, walls, before, figures)
         shutil.rmtree(folder, ignore_errors=True)
     return ok
+
+
+def row(args: argparse.Namespace, startup: float, calls: int, runs: int, how: str, result: dict,
+        theirs: float | None, sequential: list, sent: dict[str, int], walls: dict[str, float], before: str,
+        figures: list[dict]) -> bool:
+    """One session's figures: printed as a table row and kept for ``--json`` and the chart."""
+    lost = sum(1 for v in result["verdicts"] if v[4] == "infra_error")
+    same = result["verdicts"] == sequential and len(sequential) == runs
+    same_calls = sent[how] == sent["no flag"]
+    limit = calls * args.latency + startup
+    row = {"runs": runs, "calls": calls, "how": how, "wall_s": round(result["wall"], 1), "limit_s": round(limit, 1),
+           "vs_no_flag": round(result["wall"] / walls["no flag"], 2),
+           "inspect_s": round(theirs, 1) if theirs is not None else None,
+           "peak_mb": round(result["peak_mb"]), "cpu_ms_per_run": round(1000 * result["cpu_s"] / runs, 1),
+           "model_calls": sent[how], "in_flight": result["in_flight"], "lost": lost, "same_verdicts": same,
+           "end_s": round(result["end_s"], 1) if result["end_s"] is not None else None, "load": before}
+    if runs == max(int(n) for n in args.sizes.split(",")) and calls == 1 and how == "no flag":
+        row.update(page_check(result["out"]))
+    figures.append(row)
+    inspect = ("-" if not args.inspect or how != "no flag" else f"{theirs:.1f} s" if theirs is not None
+               else f"not done in {args.inspect_timeout:g} s")
+    ratio = f"{result['wall'] / theirs:.2f}" if theirs else "-"
+    print(f"| {runs} x {calls} | {how} | {result['wall']:.1f} s | {row['vs_no_flag']:.2f}x | "
+          f"{limit:.1f} s ({result['wall'] / limit:.2f}x) | {inspect} | {ratio} | {row['peak_mb']} MB | "
+          f"{row['cpu_ms_per_run']} ms | {sent[how]}{'' if same_calls else ' (NOT as no flag)'} | "
+          f"{result['in_flight']} | {lost} | {'same' if same else 'NO'} | {row['end_s']} s | {before} |", flush=True)
+    return same and same_calls and lost == 0 and result["rc"] == 0
 
 
 def quota(args: argparse.Namespace, startup: float, figures: list[dict]) -> bool:
@@ -149,7 +170,7 @@ def quota(args: argparse.Namespace, startup: float, figures: list[dict]) -> bool
 
 def chart(figures: list[dict], target: Path, caption: str) -> None:
     """Wall time against runs (log scale), per calls per run: the harness, its physical limit, Inspect AI."""
-    rows = [f for f in figures if "calls" in f]
+    rows = [f for f in figures if "calls" in f and f.get("how", "no flag") == "no flag"]
     sizes = sorted({f["runs"] for f in rows})
     top = max(max(f["wall_s"], f["inspect_s"] or 0) for f in rows) * 1.1
     w, h, left, bottom, pad = 640, 380, 60, 50, 20
@@ -215,6 +236,8 @@ def main() -> int:
     ap.add_argument("--inspect-timeout", type=float, default=300.0)
     ap.add_argument("--quota", type=int, default=6)
     ap.add_argument("--quota-runs", type=int, default=300)
+    ap.add_argument("--workers", type=lambda text: [int(w) for w in text.split(",") if w], default=[2],
+                    help="xdist worker counts measured beside the no-flag session (-n W), comma-separated; '' for none")
     ap.add_argument("--parts", default="scaling,quota")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--chart", type=Path, default=None)
@@ -227,9 +250,10 @@ def main() -> int:
     figures: list[dict] = []
     ok = True
     if "scaling" in args.parts:
-        print("\n| runs x calls | wall | physical limit | `inspect eval` | pytest / inspect | peak memory | "
-              "CPU per run | most in flight | runs lost | verdicts as sequential | end of session | load |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("\n| runs x calls | how | wall | against no flag | physical limit | `inspect eval` | pytest / inspect | "
+              "peak memory | CPU per run | model calls | most in flight | runs lost | verdicts as sequential | "
+              "end of session | load |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for calls in [int(c) for c in args.calls.split(",")]:
             ok &= scaling(args, startup, calls, figures)
         page = next((f for f in figures if "page_mb" in f), None)

@@ -7,7 +7,7 @@ project's tests, not in a user's campaign. Outside this module, the plugin reads
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -119,6 +119,10 @@ def report_process(report: pytest.TestReport) -> str:
     return str(getattr(gateway, "id", "main"))
 
 
+def _worker_interactor(config: pytest.Config) -> Any:
+    return next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None)
+
+
 def worker_queue(config: pytest.Config) -> Any:
     """This xdist worker's queue of items still to run (``WorkerInteractor.torun``), or None.
 
@@ -126,11 +130,38 @@ def worker_queue(config: pytest.Config) -> Any:
     xdist keeps that order in its private ``WorkerInteractor`` plugin's ``torun`` queue (item
     indexes, read under its ``lock()``). None outside a worker.
     """
-    worker = next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None)
+    worker = _worker_interactor(config)
     return getattr(worker, "torun", None) if worker is not None else None
 
 
-__all__ = ["callspec_params", "failure_repr", "is_pytest_object", "is_worker", "node_worker_input", "node_worker_output",
+def guard_worker_steal(config: pytest.Config, started: Callable[[int], bool]) -> bool:
+    """Answer the controller's steal requests on this worker with its queued items not ``started``.
+
+    xdist's worker answers a steal (``WorkerInteractor.steal``, called by its ``handle_command``)
+    with every requested item still in its queue, or none; a run the worker has started ahead
+    is still in that queue, so it would be run a second time elsewhere and its first calls
+    thrown away. This answer, under the queue's lock (the prefetcher marks what it starts under
+    the same lock), hands back the requested items still queued and not started, and sends
+    xdist's ``unscheduled`` event as xdist does. xdist has no public hook for it. False outside a worker.
+    """
+    worker = _worker_interactor(config)
+    if worker is None:
+        return False
+    queue = worker.torun
+
+    def steal(indices: Sequence[int]) -> None:
+        requested = set(indices)
+        with queue.lock() as items:
+            stolen = [i for i in items if i in requested and not started(i)]
+            gone = set(stolen)
+            queue.replace(i for i in items if i not in gone)
+        worker.sendevent("unscheduled", indices=stolen)
+
+    worker.steal = steal
+    return True
+
+
+__all__ = ["callspec_params", "failure_repr", "guard_worker_steal", "is_pytest_object", "is_worker", "node_worker_input", "node_worker_output",
            "node_worker_pid",
            "report_process", "set_terminal_file", "set_worker_output", "terminal_file", "tmp_path_factory",
            "worker_input", "worker_queue"]

@@ -17,6 +17,7 @@ from .run.calls import llm
 from .run.task import task_spec_of
 from .telemetry import process as telemetry
 from .validate import validate_instance
+from .workers import hooks as worker_hooks
 
 
 SIGTERM_KEY = pytest.StashKey["signal.Handlers | None"]()
@@ -31,6 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = AgenticSession(config)
     config.stash[SESSION_KEY] = session
     config.stash[SIGTERM_KEY] = sigterm_as_interrupt()
+    worker_hooks.register(config)  # xdist's hooks, only where xdist is installed and enabled
     if not session.is_worker:
         options.check_rootdir(config)
         config.pluginmanager.register(Controller(session), "agentic-controller")

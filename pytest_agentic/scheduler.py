@@ -19,8 +19,9 @@ in the pool, which starts no more of a model's runs than its limit allows
 
 Which items come next: in a plain session, ``session.items`` in order; in an xdist worker,
 the items the controller has sent it and not yet run (xdist's ``WorkerInteractor.torun``),
-so N is per worker. Under ``--dist worksteal`` only the next item is run ahead, as any
-other sent item may be taken back.
+so N is per worker. What a worker takes from its queue to start ahead is marked under the
+queue's lock (``claimed``): the controller may take back ("steal") only the others
+(``workers.stealing``, ``internals.guard_worker_steal``), so no run is started twice.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .run.calls import connections, limiter
 from .run.pool import RunPool
 from .run.task import task_spec_of
 from .session import SESSION_KEY, AgenticSession
+from .workers import hooks as worker_hooks
 
 #: Where a call report carries its process's limiter news (plain dicts) to the controller.
 PACING_ATTR = "agentic_pacing"
@@ -101,7 +103,8 @@ class Prefetcher:
         self._cursor = 0
         self._runs_dir: Path | None = None
         self._made = 0
-        self._worksteal = getattr(self.config.option, "dist", None) == "worksteal"
+        #: Under xdist, the queue items taken to start ahead: never given back to a steal.
+        self._claimed = worker_hooks.claimed(self.config)
         self._factory = internals.tmp_path_factory(self.config)
         self._current: tuple[pytest.Item, pytest.Item | None] | None = None
         _ = session.secrets  # read the environment once, here, not from the pool's threads
@@ -120,10 +123,15 @@ class Prefetcher:
             self._cursor = max(self._cursor, end)
             return self.items[first:end]
         ahead = [nextitem] if nextitem is not None else []
-        if not self._worksteal:
-            with self._queue.lock() as queue:
-                ahead += [self.items[i] for i in list(queue)[: self.window] if isinstance(i, int)]
+        ahead += [self.items[i] for i in self.claim_queued(self.window - len(ahead))]
         return [item, *ahead][: self.window + 1]
+
+    def claim_queued(self, count: int) -> list[int]:
+        """The first ``count`` items of this worker's queue, marked started under the queue's lock."""
+        with self._queue.lock() as queue:
+            taken = [i for i in list(queue)[:count] if isinstance(i, int)]
+            self._claimed.update(taken)
+        return taken
 
     @staticmethod
     def eligible(item: pytest.Item) -> bool:

@@ -126,3 +126,35 @@ def test_the_process_knows_whether_it_is_a_worker(pytestconfig):
         assert internals.worker_queue(pytestconfig) is not None
     else:
         assert internals.worker_input(pytestconfig) == {} and internals.worker_queue(pytestconfig) is None
+
+
+def test_a_workers_steal_answer_leaves_out_what_it_started(pytester):
+    """xdist's own worker (``WorkerInteractor``), its queue and its steal command, on a real execnet execmodel.
+
+    The guard replaces how the worker answers ``steal``: the requested items still queued and
+    not started go back; xdist's answer would be all of them (started or not) or none.
+    """
+    import execnet
+    from xdist.remote import WorkerInteractor
+
+    class Channel:  # what WorkerInteractor uses of an execnet channel: its gateway's execmodel, send
+        def __init__(self) -> None:
+            self.gateway = type("Gateway", (), {"execmodel": execnet.gateway_base.get_execmodel("thread")})()
+            self.sent: list = []
+
+        def send(self, message) -> None:
+            self.sent.append(message)
+
+    config = pytester.parseconfig()
+    config.workerinput = {"workerid": "gw7", "testrunuid": "x"}
+    channel = Channel()
+    worker = WorkerInteractor(config, channel)
+    for i in range(10):
+        worker.torun.put(i)
+    started = {0, 1, 2, 3, 5}
+    assert internals.guard_worker_steal(config, started.__contains__)
+    worker.handle_command(("steal", {"indices": [4, 5, 6, 7]}))
+    assert channel.sent == [("unscheduled", {"indices": [4, 6, 7]})]
+    with worker.torun.lock() as items:
+        assert list(items) == [0, 1, 2, 3, 5, 8, 9]
+    assert not internals.guard_worker_steal(pytester.parseconfig(), started.__contains__)  # no worker: False
