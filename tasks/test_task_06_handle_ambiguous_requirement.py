@@ -241,6 +241,8 @@ def _rules(reply: str, label: str, other: str) -> list[str] | None:
     lines = answerlines.find(reply, label, [other])
     for line in lines:
         if rules(line.text):
+            answerlines.alone(line, f"{label.upper()}:")  # a note, whatever it says
+        if len(rules(line.value)) == (1 if label == "assumption" else 2):  # more rules: a hedge, judged below
             answerlines.alone(line, f"{label.upper()}:", _FORMS[label])
     return None if not lines else list(dict.fromkeys(r for line in lines for r in rules(line.text)))
 

@@ -347,9 +347,17 @@ def kinds(value: str) -> list[str]:
 
 def names(value: str) -> list[frozenset[str]]:
     """The set of schema names a ``NAMES:`` value gives (``orders.billed_cents``; ``a.x, b.x``; ``t, ts``), as
-    one candidate: lower-cased, separated by commas, spaces or "and"."""
-    refs = frozenset(r.lower() for r in _REF.findall(value) if r.lower() != "and")
-    return [refs] if refs else []
+    one candidate: lower-cased, separated by commas, spaces or "and" ("or" separates two candidates)."""
+    sets = [frozenset(r.lower() for r in _REF.findall(part) if r.lower() != "and")
+            for part in re.split(r"(?i)\bor\b", value)]  # "a.x or b.x": two candidates, a hedge
+    return [refs for refs in sets if refs]
+
+
+def _names_form(known: list[str]) -> str:
+    """A ``NAMES:`` value as written: schema names (a table, a column, ``table.column``; the query's missing
+    table too), separated by commas or "and"; any other word is no schema name and puts the line out of form."""
+    word = "|".join(re.escape(k) for k in sorted(known, key=len, reverse=True))
+    return rf"(?<![\w.])(?:{word})(?:\.(?:{word}))?(?![\w.])|\band\b"
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
@@ -358,7 +366,8 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     reply = run.final_answer or ""
     fields = (answerlines.Field("query", "QUERY:", query_ids, form=_QID.pattern),
               answerlines.Field("cause", "CAUSE:", kinds, form=_KIND.pattern),
-              answerlines.Field("names", "NAMES:", names, mentions=lambda text: []))  # read below, against the answer
+              answerlines.Field("names", "NAMES:", names, mentions=lambda text: [],  # read below, against the answer
+                                form=_names_form(exp["known"])))
     given, kind, named = answerlines.sheet(reply, *fields)
     role = exp["decoys"].get(given, "a query that succeeded" if given in exp["all_ids"] else "no query of the log")
     assert given == exp["query_id"], f"the QUERY: line names {given} ({role}), not the query that failed"

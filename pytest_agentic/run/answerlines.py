@@ -66,8 +66,11 @@ _LEAD = r"^[ \t]*(?:(?:>|[-*+\u2022]|\d{1,2}[.)]|#{1,6}|[^\w\s`*_<])[ \t]*)*"
 _WRAP = r"(?:\*\*|__|[*_`])*"
 #: A function's argument list glued to its name (``fee()``, ``fee(order)``): part of the value, not a note.
 _ARGS = r"\((?:\s*\w+\s*(?:,\s*\w+\s*)*)?\)"
-_NOTE = re.compile(rf"\s*(?:(?<![A-Za-z_])\([^()]*\)|(?<=[A-Za-z_])(?!{_ARGS})\([^()]*\)|\[[^\[\]]*\])\s*"
-                   r"|\s+(?:\u2014|\u2013|--?)\s+.*$")
+_PAREN = r"\((?:[^()]|\([^()]*\))*\)"  # one level of nesting: "(via quote())"
+_BRACKET = r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
+#: A note: in brackets (not a glued argument list), one left open to the end, or after a spaced dash.
+_NOTE = re.compile(rf"\s*(?:(?<![A-Za-z_]){_PAREN}|(?<=[A-Za-z_])(?!{_ARGS}){_PAREN}|{_BRACKET})\s*"
+                   r"|\s+[(\[][^()\[\]]*$|\s+(?:\u2014|\u2013|--?)\s+.*$")
 #: The sentence every answer task's prompt says, after its answer lines (revision 5).
 ALONE = ("Put any explanation above the answer lines: each answer line holds only its value, with no note, "
          "bracket, comment or other words after it.")
