@@ -347,17 +347,29 @@ def kinds(value: str) -> list[str]:
 
 def names(value: str) -> list[frozenset[str]]:
     """The set of schema names a ``NAMES:`` value gives (``orders.billed_cents``; ``a.x, b.x``; ``t, ts``), as
-    one candidate: lower-cased, separated by commas, spaces or "and" ("or" separates two candidates)."""
-    sets = [frozenset(r.lower() for r in _REF.findall(part) if r.lower() != "and")
-            for part in re.split(r"(?i)\bor\b", value)]  # "a.x or b.x": two candidates, a hedge
-    return [refs for refs in sets if refs]
+    one candidate: lower-cased, separated by commas, spaces or "and"."""
+    refs = frozenset(r.lower() for r in _REF.findall(value) if r.lower() != "and")
+    return [refs] if refs else []
+
+
+def _names_in(known: list[str]) -> answerlines.Parser:
+    """What a ``NAMES:`` line offers: the set of schema names (:func:`names`) of each part of its value that
+    "or" separates ("a.x or b.x": two candidates, a hedge); a word that is no schema name is not read here,
+    and puts the line out of form (:func:`_names_form`)."""
+    schema = set(known)
+
+    def offered(value: str) -> list[frozenset[str]]:
+        sets = [frozenset(n for n in refs if n in schema or any(p in schema for p in n.split(".")[:1]))
+                for part in re.split(r"(?i)\bor\b", value) for refs in names(part)]
+        return list(dict.fromkeys(s for s in sets if s))
+    return offered
 
 
 def _names_form(known: list[str]) -> str:
     """A ``NAMES:`` value as written: schema names (a table, a column, ``table.column``; the query's missing
     table too), separated by commas or "and"; any other word is no schema name and puts the line out of form."""
     word = "|".join(re.escape(k) for k in sorted(known, key=len, reverse=True))
-    return rf"(?<![\w.])(?:{word})(?:\.(?:{word}))?(?![\w.])|\band\b"
+    return rf"(?<![\w.])(?:{word})(?:\.\w+)?(?![\w.])|\band\b"
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
@@ -366,7 +378,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     reply = run.final_answer or ""
     fields = (answerlines.Field("query", "QUERY:", query_ids, form=_QID.pattern),
               answerlines.Field("cause", "CAUSE:", kinds, form=_KIND.pattern),
-              answerlines.Field("names", "NAMES:", names, mentions=lambda text: [],  # read below, against the answer
+              answerlines.Field("names", "NAMES:", _names_in(exp["known"]), mentions=lambda text: [],  # read below
                                 form=_names_form(exp["known"])))
     given, kind, named = answerlines.sheet(reply, *fields)
     role = exp["decoys"].get(given, "a query that succeeded" if given in exp["all_ids"] else "no query of the log")
