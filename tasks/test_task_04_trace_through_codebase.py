@@ -311,6 +311,8 @@ def parsers(instance: TaskInstance) -> tuple[answerlines.Parser, answerlines.Par
     modules' files named alone (``standard.py``, read as that module's ``fee``)."""
     full = _resolver(instance.files)
     stems = {p.rsplit("/", 1)[-1][:-3].lower() for p in instance.files if p.endswith(".py")}
+    stems |= {p.split("/")[-2].lower() for p in instance.files  # a strategy package's name
+              if p.endswith("/__init__.py") and "/shipping/" in p}
 
     def candidates(value: str) -> list[str]:
         return [full(f) for f in functions(value)]

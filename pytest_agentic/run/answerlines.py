@@ -256,8 +256,6 @@ def sheet(text: str, *fields: Field) -> tuple[Any, ...]:
             if len(offered) > 1:
                 raise AssertionError(f"the `{f.shown}` line offers {len(offered)} candidates ({line.value!r}): a hedge")
             found += offered
-            if offered:
-                alone(line, f.shown, f.form)
         if not found:
             unreadable(f"the `{f.shown}` line holds no readable value ({lines[0].value!r})")
         distinct = _distinct(found)
@@ -274,6 +272,10 @@ def sheet(text: str, *fields: Field) -> tuple[Any, ...]:
                         f"the `{g.shown}` line names {extra[0]} besides "
                         f"{'nothing' if answer is None else answer} ({line.text!r}): "
                         "a second candidate on a judged line is a hedge")
+    for f in fields:  # one candidate, no hedge: now the words beyond the value's form
+        for line in read[f.label]:
+            if f.candidates(line.value):
+                alone(line, f.shown, f.form)
     return tuple(given)
 
 
