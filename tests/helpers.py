@@ -104,3 +104,20 @@ def restate(inst, cases: dict[str, tuple[str, dict[str, object] | None]]) -> dic
 def close(inst, texts: dict[str, str], values: dict[str, object]) -> dict[str, list]:
     """The reference's investigation closed by each of ``texts`` and the same answer lines (styles in turn)."""
     return restate(inst, {name: (text, values) for name, text in texts.items()})
+
+
+def out_of_form(good: dict[str, list], bad: dict[str, list], noted: tuple[str, ...] = (),
+                renamed: tuple[str, ...] = ()) -> tuple[dict[str, list], dict[str, list]]:
+    """A corpus restated for revision 5, where a judged line holds its value alone: the correct answers
+    ``noted`` (whose lines carry a note, or words beyond the value's form) become wrong ones that must fail
+    as ``answer_format`` (``format_<name>``), and so do the wrong ones ``renamed`` (a hedge or a figure set
+    aside in a note, once judged by what the note said: now out of form, whatever it says). A name a seed's
+    corpus lacks is skipped."""
+    good, bad = dict(good), dict(bad)
+    for name in noted:
+        if name in good:
+            bad[f"format_{name}"] = good.pop(name)
+    for name in renamed:
+        if name in bad:
+            bad[f"format_{name}"] = bad.pop(name)
+    return good, bad
