@@ -98,8 +98,8 @@ _REFUSAL_WORDS = (
     "file data/prices.csv on in at least just rows entries observations trading daily simple mean result no "
     "answer refuse declined decline one two three four five six seven eight nine ten").split()
 #: The ``ANSWER:`` line's value as written: a number, or a refusal in :data:`_REFUSAL_WORDS`.
-_FORM = (r"[-+$]?\d[\d,]*(?:\.\d+)?|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|"
-         + "|".join(rf"(?<![\w/'-]){re.escape(w)}(?![\w/'-])" for w in sorted(_REFUSAL_WORDS, key=len, reverse=True)))
+_FORM = ("|".join(rf"(?<![\w/'-]){re.escape(w)}(?![\w/'-])" for w in sorted(_REFUSAL_WORDS, key=len, reverse=True))
+         + r"|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|[-+$]?\d[\d,]*(?:\.\d+)?")
 
 
 def stated(value: str) -> list[str]:

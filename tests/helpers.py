@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -116,8 +117,25 @@ def out_of_form(good: dict[str, list], bad: dict[str, list], noted: tuple[str, .
     good, bad = dict(good), dict(bad)
     for name in noted:
         if name in good:
-            bad[f"format_{name}"] = good.pop(name)
+            solution = good.pop(name)
+            bad[f"format_{name}"] = solution
+            good[f"{name}/note_dropped"] = [*solution[:-1], Final(without_notes(solution[-1].content))]
     for name in renamed:
         if name in bad:
             bad[f"format_{name}"] = bad.pop(name)
     return good, bad
+
+
+_JUDGED = re.compile(r"(?im)^([^\w\n]*(?:answer|value|function|query|cause|names|assumption|question)[\s*_`]*"
+                     r"(?::|=|--?|\u2014|\u2013)[ \t]*)(.*)$")
+
+
+def without_notes(text: str) -> str:
+    """A reply with the notes of its answer lines dropped (in brackets, after a spaced dash, a bracketed line right
+    under one, a footnote mark): the twin of a revision-4 answer that revision 5 reads as out of form."""
+    def value(m: re.Match[str]) -> str:
+        v = re.sub(r"\s*\((?:[^()]|\([^()]*\))*\)|\s*\[[^\]]*\]|\s+(?:--?|\u2014|\u2013)\s+.*$", "", m.group(2))
+        return m.group(1) + v
+    text = _JUDGED.sub(value, text)
+    return re.sub(r"(?im)(^[^\w\n]*(?:answer|value|function|query|cause|names|assumption|question)\W.*)\n[ \t>*-]*[(\[][^\n]*$",
+                  r"\1", text)
