@@ -66,7 +66,7 @@ def build(seed: int) -> TaskInstance:
             # The right port, hedged with the backup's.
             "hedged": [read_old, ToolCall("fs_read", {"path": new_path}), Final(
                 f"It listens on {port}, or possibly on {stale_port} if the old backup is still in use.\n\n"
-                f"ANSWER: {port} (or {stale_port} if the backup is still in use)")],
+                f"ANSWER: {port} or {stale_port}")],
             # Reads the right file, then sets its port aside for the backup's.
             "rejects_the_right_port": [read_old, ToolCall("fs_read", {"path": new_path}), Final(
                 f"{new_path} says {port}, but that file is not live yet; the service still listens on {stale_port}."
