@@ -119,14 +119,16 @@ def out_of_form(good: dict[str, list], bad: dict[str, list], noted: tuple[str, .
         if name in good:
             solution = good.pop(name)
             bad[f"format_{name}"] = solution
-            good[f"{name}/note_dropped"] = [*solution[:-1], Final(without_notes(solution[-1].content))]
+            twin = without_notes(solution[-1].content)
+            if twin != solution[-1].content:  # words beyond the value's form (no note syntax) have no twin
+                good[f"{name}/note_dropped"] = [*solution[:-1], Final(twin)]
     for name in renamed:
         if name in bad:
             bad[f"format_{name}"] = bad.pop(name)
     return good, bad
 
 
-_JUDGED = re.compile(r"(?im)^([^\w\n]*(?:answer|value|function|query|cause|names|assumption|question)[\s*_`]*"
+_JUDGED = re.compile(r"(?im)^((?:[^\w\n]|_|\d{1,2}[.)])*(?:answer|value|function|query|cause|names|assumption|question)[\s*_`]*"
                      r"(?::|=|--?|\u2014|\u2013)[ \t]*)(.*)$")
 
 
