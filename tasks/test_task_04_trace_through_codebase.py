@@ -112,6 +112,8 @@ def build(seed: int) -> TaskInstance:
         """The file that holds a strategy's ``fee``: its module, or its package's ``__init__.py``."""
         return f"{pkg}/shipping/{module}/__init__.py" if packaged else f"{pkg}/shipping/{module}.py"
 
+    parent = ".." if packaged else "."  # then ".rates": the package above shipping/, from a strategy
+
     def tbl(d: dict) -> str:
         return "{\n" + "".join(f"    {k!r}: {v},\n" for k, v in d.items()) + "}"
 
@@ -162,7 +164,7 @@ def build(seed: int) -> TaskInstance:
         ),
         where(tiered): (
             '"""Fees by weight band, scaled by region."""\n\n'
-            "from ..rates import REGION_FACTOR, WEIGHT_BANDS\n\n\n"
+            f"from {parent}.rates import REGION_FACTOR, WEIGHT_BANDS\n\n\n"
             "def fee(order):\n"
             "    for limit, cents in WEIGHT_BANDS:\n"
             '        if order["weight"] <= limit:\n'
@@ -174,7 +176,7 @@ def build(seed: int) -> TaskInstance:
         ),
         where(flat): (
             '"""One fee per region; free above a subtotal."""\n\n'
-            "from ..rates import FLAT_RATE, FREE_SHIPPING_ABOVE\n\n\n"
+            f"from {parent}.rates import FLAT_RATE, FREE_SHIPPING_ABOVE\n\n\n"
             "def fee(order):\n"
             '    if order["subtotal"] >= FREE_SHIPPING_ABOVE:\n'
             "        return 0\n"
@@ -182,7 +184,7 @@ def build(seed: int) -> TaskInstance:
         ),
         where(decoy_mod): (
             f'"""{decoy_mod.capitalize()} delivery fees."""\n\n'
-            "from ..rates import BASE_FEE, PER_KG\n\n\n"
+            f"from {parent}.rates import BASE_FEE, PER_KG\n\n\n"
             "def fee(order):\n"
             '    """A base fee plus a charge per started kilogram."""\n'
             '    kilos = -(-order["weight"] // 1000)\n'
