@@ -393,7 +393,7 @@ REVISION_5 = {
          'decoy_module_in_a_note',
          'value_hedged_in_a_note',
          'value_set_aside_in_a_note')),
-    '06': (('assumes_up_and_adds_a_test', 'markdown_assumption', 'math_ceil'), ()),
+    '06': (('markdown_assumption', 'math_ceil'), ()),
     '08': (('note_with_the_file', 'note_without_a_number'),
         ('confident_backup', 'issue_18_hedge', 'note_sets_one_aside')),
     '09': (('count_in_a_note', 'short', 'undefined'),

@@ -301,7 +301,7 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
                 ToolCall("fs_write", {"path": f"test_{module}", "content": inst.files[f"test_{module}"]
                                       + f"\n\ndef test_started_unit():\n    assert {exp['function']}(1) == 1\n"}),
                 ToolCall("run_tests", {"path": "."}),
-                Final("I added a test for it.\nASSUMPTION: up (every started unit is charged in full)")],
+                Final("I added a test for it; every started unit is charged in full.\nASSUMPTION: up")],
             "assumes_nearest": [ToolCall("fs_write", {"path": module, "content": nearest}),
                                 Final("Tests pass. The product owner's wording wins: values are rounded to the nearest "
                                       "unit, not charged per started unit.\n\nASSUMPTION: nearest")],
