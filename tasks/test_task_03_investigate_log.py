@@ -8,12 +8,13 @@ change; its consequences (warnings, then errors) follow it, and a harmless
 reload sits between the cause and the first error, so neither "grep ERROR"
 nor "the last change before the first error" finds it.
 
-Answer contract (revision 4, in the prompt): the reply ends with the line
+Answer contract (revision 5, in the prompt): the reply ends with the line
 ``ANSWER: <event id>``, and only that line is judged (``pytest_agentic.run.answerlines``, its
-form and hedge rules): it must hold the root-cause event's id (in any case, or as ``id=<id>``)
-and no other id, in its value or its note, whatever the words. The rest of the reply is free:
-the one-sentence why, other ids named to rule them out, quoted log lines. Two ``ANSWER:`` lines
-that disagree, or one that names two ids, is a hedge and fails; no ``ANSWER:`` line fails as
+form and hedge rules): it must hold the root-cause event's id (in any case, or as ``id=<id>``,
+``event <id>``) and nothing else: a note on the line (brackets, a dash, a footnote, other words)
+fails as ``answer_format``, whatever it says. The rest of the reply is free: the one-sentence why,
+other ids named to rule them out, quoted log lines, above the line. Two ``ANSWER:`` lines that
+disagree, or one that names two ids, is a hedge and fails; no ``ANSWER:`` line fails as
 ``answer_format``.
 """
 
@@ -164,7 +165,7 @@ def build(seed: int) -> TaskInstance:
         f"Its log is in `{path}`. Exactly one entry in that log is the root cause of the incident; the other "
         "entries are routine noise or consequences of it. Find the root-cause entry and reply with its event id "
         "(the `id=` field) and one sentence on why it caused the failures. End your reply with the line "
-        "`ANSWER: <event id>`, naming only that one event id (no other id on that line, not even in a note)."
+        f"`ANSWER: <event id>`, naming only that one event id. {answerlines.ALONE}"
     )
     answer = (f"The root cause is event id={target}: {sc['key']} was changed from {sc['old']} to {sc['new']}; "
               f"{sc['why']}.\n\nANSWER: {target}")
@@ -205,12 +206,14 @@ def build(seed: int) -> TaskInstance:
 
 
 _ANSWER_ID = re.compile(r"(?<![0-9a-z])([0-9a-f]{8})(?![0-9a-z])", re.IGNORECASE)
+#: The line's value as written: the id, as ``id=<id>`` or ``event <id>`` too.
+_FORM = rf"(?:event\s*)?(?:id\s*[=:#]?\s*)?{_ANSWER_ID.pattern}"
 
 
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept a reply whose ``ANSWER:`` line names the root-cause event id (and no other id)."""
     exp = instance.expected
-    given = answerlines.token(run.final_answer or "", "answer", "ANSWER:", _ANSWER_ID)
+    given = answerlines.token(run.final_answer or "", "answer", "ANSWER:", _ANSWER_ID, _FORM)
     roles = {v: k.replace("_", " ") for k, v in exp["decoys"].items()}
     role = roles.get(given, "another entry" if given in exp["all_ids"] else "no event of the log")
     assert given == exp["event_id"], f"the ANSWER: line names {given} ({role}), not the root cause"

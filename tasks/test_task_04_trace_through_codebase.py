@@ -9,17 +9,24 @@ after defining it. The checker accepts the returned value (integer cents) and
 the function that computes it (module and function); it rejects one of the
 other same-named functions and the value another function would return.
 
-Answer contract (revision 4, in the prompt): the reply ends with the lines
+Two layouts (families), drawn per seed apart from the values (:func:`layout`): the strategies are
+modules (``shop/shipping/banded.py``) or packages, each its ``fee`` in an ``__init__.py``
+(``shop/shipping/banded/__init__.py``), so that a correct answer may name a function in an
+``__init__.py`` (issue 33): one path is one candidate, at any depth, and the dispatcher in
+``shop/shipping/__init__.py:quote`` is the wrong function, not a second candidate.
+
+Answer contract (revision 5, in the prompt): the reply ends with the lines
 ``VALUE: <integer cents>`` and ``FUNCTION: <path/to/module.py:function>``, and only those
 lines are judged (``pytest_agentic.run.answerlines``, its form and hedge rules): the value
 (``1,790`` and ``1790 cents`` read as 1790) must be what the call returns, the function the one
 that computes it (also read when written ``pkg/shipping/banded.py::fee``, ``pkg.shipping.banded.fee``,
-with backslashes or without leading folders). The rest of the reply is free: other functions and
-values named to rule them out, the tariff tables quoted. On the two lines, notes included, a
-second number or a second function is a hedge, whatever the words (``alt. ...``, ``not ...``):
-a function is named there by its module and name in any of those spellings, or by its module's
-file (``standard.py``); a bare name (``via quote()``) names no module and is context. A missing
-line fails as ``answer_format``.
+``fee(order)``, with backslashes or without leading folders). Each line holds its value alone: a note
+on it (in brackets, after a dash, alone in brackets under it, a footnote, other words:
+``1490 (four thousand four hundred if ...)``) fails as ``answer_format``, whatever it says. The rest
+of the reply is free: above the lines, other functions and values named to rule them out, the tariff
+tables quoted. A second number or a second function on the two lines is a hedge: a function is named
+there by its module and name in any of those spellings, or by its module's file (``standard.py``).
+A missing line fails as ``answer_format``.
 """
 
 from __future__ import annotations
@@ -39,8 +46,15 @@ _REGIONS = ["north", "south", "east", "west", "central", "coast"]
 _SKUS = ["mug", "lamp", "rug", "chair", "kettle", "vase", "clock", "shelf", "stool", "mirror"]
 
 
+def layout(seed: int) -> str:
+    """The seed's family: the strategies as ``modules`` (``banded.py``) or ``packages`` (``banded/__init__.py``),
+    drawn apart from the values, so that a seed's figures do not depend on it."""
+    return random.Random(f"task_04:{seed}:layout").choice(["modules", "packages"])
+
+
 def build(seed: int) -> TaskInstance:
     rng = random.Random(f"task_04:{seed}")
+    packaged = layout(seed) == "packages"
     pkg = rng.choice(_PACKAGES)
     mode_a, mode_b = rng.sample(_MODES, 2)  # mode_a -> tiered strategy, mode_b -> flat strategy
     tiered, flat = rng.choice(_TIERED), rng.choice(_FLAT)
@@ -94,6 +108,12 @@ def build(seed: int) -> TaskInstance:
     else:  # pragma: no cover - the loop always finds one in practice
         raise RuntimeError("no distinct instance found")
 
+    def where(module: str) -> str:
+        """The file that holds a strategy's ``fee``: its module, or its package's ``__init__.py``."""
+        return f"{pkg}/shipping/{module}/__init__.py" if packaged else f"{pkg}/shipping/{module}.py"
+
+    parent = ".." if packaged else "."  # then ".rates": the package above shipping/, from a strategy
+
     def tbl(d: dict) -> str:
         return "{\n" + "".join(f"    {k!r}: {v},\n" for k, v in d.items()) + "}"
 
@@ -142,9 +162,9 @@ def build(seed: int) -> TaskInstance:
             '    """The shipping fee in cents for an order and a delivery mode."""\n'
             "    return _STRATEGIES[mode](order)\n"
         ),
-        f"{pkg}/shipping/{tiered}.py": (
+        where(tiered): (
             '"""Fees by weight band, scaled by region."""\n\n'
-            "from ..rates import REGION_FACTOR, WEIGHT_BANDS\n\n\n"
+            f"from {parent}.rates import REGION_FACTOR, WEIGHT_BANDS\n\n\n"
             "def fee(order):\n"
             "    for limit, cents in WEIGHT_BANDS:\n"
             '        if order["weight"] <= limit:\n'
@@ -154,17 +174,17 @@ def build(seed: int) -> TaskInstance:
             "        base = WEIGHT_BANDS[-1][1]\n"
             '    return base * REGION_FACTOR[order["region"]]\n'
         ),
-        f"{pkg}/shipping/{flat}.py": (
+        where(flat): (
             '"""One fee per region; free above a subtotal."""\n\n'
-            "from ..rates import FLAT_RATE, FREE_SHIPPING_ABOVE\n\n\n"
+            f"from {parent}.rates import FLAT_RATE, FREE_SHIPPING_ABOVE\n\n\n"
             "def fee(order):\n"
             '    if order["subtotal"] >= FREE_SHIPPING_ABOVE:\n'
             "        return 0\n"
             '    return FLAT_RATE[order["region"]]\n'
         ),
-        f"{pkg}/shipping/{decoy_mod}.py": (
+        where(decoy_mod): (
             f'"""{decoy_mod.capitalize()} delivery fees."""\n\n'
-            "from ..rates import BASE_FEE, PER_KG\n\n\n"
+            f"from {parent}.rates import BASE_FEE, PER_KG\n\n\n"
             "def fee(order):\n"
             '    """A base fee plus a charge per started kilogram."""\n'
             '    kilos = -(-order["weight"] // 1000)\n'
@@ -177,9 +197,10 @@ def build(seed: int) -> TaskInstance:
         "return, and which function computes that number? Trace the code; do not guess from names. "
         "Reply with the value (an integer number of cents) and exactly one function, written as "
         "`path/to/module.py:function`. End your reply with the two lines `VALUE: <cents>` and "
-        "`FUNCTION: <path/to/module.py:function>`; name no other number, function or module on those two lines."
+        "`FUNCTION: <path/to/module.py:function>`; name no other number, function or module on those two lines. "
+        + answerlines.ALONE
     )
-    target_path = f"{pkg}/shipping/{target_mod}.py"
+    target_path = where(target_mod)
     reads = [ToolCall("fs_read", {"path": p}) for p in (
         f"{pkg}/api.py", f"{pkg}/orders.py", f"{pkg}/catalog.py", f"{pkg}/shipping/__init__.py", target_path,
         f"{pkg}/rates.py")]
@@ -196,21 +217,21 @@ def build(seed: int) -> TaskInstance:
         # Trusts the file named after the mode, which nothing imports.
         "module_named_after_mode": [
             ToolCall("fs_list", {"path": pkg}),
-            ToolCall("fs_read", {"path": f"{pkg}/shipping/{decoy_mod}.py"}),
-            Final(f"It returns {decoy_value}, computed by {pkg}/shipping/{decoy_mod}.py:fee.\n\n"
-                  f"VALUE: {decoy_value}\nFUNCTION: {pkg}/shipping/{decoy_mod}.py:fee"),
+            ToolCall("fs_read", {"path": where(decoy_mod)}),
+            Final(f"It returns {decoy_value}, computed by {where(decoy_mod)}:fee.\n\n"
+                  f"VALUE: {decoy_value}\nFUNCTION: {where(decoy_mod)}:fee"),
         ],
         # Swaps the two entries of the dispatch table.
         "other_strategy": [
             reads[3],
-            Final(f"It returns {other}, computed by {pkg}/shipping/{other_mod}.py:fee.\n\n"
-                  f"VALUE: {other}\nFUNCTION: {pkg}/shipping/{other_mod}.py:fee"),
+            Final(f"It returns {other}, computed by {where(other_mod)}:fee.\n\n"
+                  f"VALUE: {other}\nFUNCTION: {where(other_mod)}:fee"),
         ],
         # Right function and value, hedged with a second candidate.
         "hedged": [
             *reference[:-1],
-            Final(f"Either {target_path}:fee ({target}) or {pkg}/shipping/{decoy_mod}.py:fee ({decoy_value}).\n\n"
-                  f"VALUE: {target}\nFUNCTION: {target_path}:fee or {pkg}/shipping/{decoy_mod}.py:fee"),
+            Final(f"Either {target_path}:fee ({target}) or {where(decoy_mod)}:fee ({decoy_value}).\n\n"
+                  f"VALUE: {target}\nFUNCTION: {target_path}:fee or {where(decoy_mod)}:fee"),
         ],
     }
     if patched:
@@ -220,8 +241,9 @@ def build(seed: int) -> TaskInstance:
             Final(f"It returns {unpatched}, computed by `{target_path}:fee`.\n\n"
                   f"VALUE: {unpatched}\nFUNCTION: `{target_path}:fee`"),
         ]
-    else:
-        # Right value, but credits the dispatcher rather than the function that computes it.
+    if not patched or packaged:
+        # Right value, but credits the dispatcher rather than the function that computes it (in the packages'
+        # layout both are in an __init__.py: one path each, the wrong function, not a hedge).
         near_misses["names_the_dispatcher"] = [
             *reference[:-1],
             Final(f"It returns {target}, computed by {pkg}/shipping/__init__.py:quote.\n\n"
@@ -234,6 +256,7 @@ def build(seed: int) -> TaskInstance:
         expected={
             "value": target,
             "module": target_mod,
+            "function": f"{target_path}:fee",
             "package": pkg,
             "decoy_modules": sorted({other_mod, decoy_mod}),
             "decoy_values": sorted({other, decoy_value}),
@@ -253,14 +276,20 @@ _LOOSE = re.compile(r"\b(\w+)(?:\.py)?(?:::?|\.)(\w+)\b")
 _FILE = re.compile(r"(?<![\w./\\])((?:\.[/\\])?[a-z_]\w*(?:[/\\][a-z_]\w*)*)\.py(?![\w/\\]|:)", re.IGNORECASE)
 
 
-def functions(value: str) -> list[str]:
-    """The functions a ``FUNCTION:`` value names, each as ``pkg/shipping/banded.py:fee`` (lower case)."""
+def _functions(value: str) -> list[tuple[str, tuple[int, int]]]:
+    """The functions a text names, each as ``pkg/shipping/banded.py:fee`` (lower case), with where it is written.
+    One path is one function at any depth: ``pkg/shipping/__init__.py:quote`` names no ``__init__.py:quote``."""
     out = []
     for m in _FUNCTION.finditer(value.replace("\\", "/")):
         module = re.sub(r"^\./", "", m.group(1)).replace(".", "/")
         if ("/" in module or m.group(2)) and m.group(3) != "py":  # a module, not a lone word or a file name
-            out.append(f"{module}.py:{m.group(3)}".lower())
+            out.append((f"{module}.py:{m.group(3)}".lower(), m.span()))
     return out
+
+
+def functions(value: str) -> list[str]:
+    """The functions a ``FUNCTION:`` value names, each as ``pkg/shipping/banded.py:fee`` (lower case)."""
+    return [f for f, _ in _functions(value)]
 
 
 def _resolver(files: Iterable[str]) -> Callable[[str], str]:
@@ -270,8 +299,11 @@ def _resolver(files: Iterable[str]) -> Callable[[str], str]:
 
     def full(function: str) -> str:
         module, _, name = function.rpartition(":")
-        found = [m for m in modules if m == module or m.endswith("/" + module)]
-        return f"{found[0]}:{name}" if len(found) == 1 else function
+        for path in (module, module[:-3] + "/__init__.py"):  # pkg.shipping.banded.fee: a package's __init__.py
+            found = [m for m in modules if m == path or m.endswith("/" + path)]
+            if found:
+                return f"{found[0]}:{name}" if len(found) == 1 else function
+        return function
     return full
 
 
@@ -281,13 +313,18 @@ def parsers(instance: TaskInstance) -> tuple[answerlines.Parser, answerlines.Par
     modules' files named alone (``standard.py``, read as that module's ``fee``)."""
     full = _resolver(instance.files)
     stems = {p.rsplit("/", 1)[-1][:-3].lower() for p in instance.files if p.endswith(".py")}
+    stems |= {p.split("/")[-2].lower() for p in instance.files  # a strategy package's name
+              if p.endswith("/__init__.py") and "/shipping/" in p}
 
     def candidates(value: str) -> list[str]:
         return [full(f) for f in functions(value)]
 
     def mentions(text: str) -> list[str]:
         text = text.replace("\\", "/")
-        out = candidates(text)
+        named = _functions(text)
+        out = [full(f) for f, _ in named]
+        for _, (start, end) in reversed(named):  # a path read whole is not read again in part
+            text = text[:start] + " " + text[end:]
         out += [full(f"{m[1].lower()}.py:{m[2].lower()}") for m in _LOOSE.finditer(text)
                 if m[1].lower() in stems and m[2].lower() != "py"]
         out += [full(f"{re.sub(r'^[.]/', '', m[1]).lower()}.py:fee") for m in _FILE.finditer(text)
@@ -296,18 +333,27 @@ def parsers(instance: TaskInstance) -> tuple[answerlines.Parser, answerlines.Par
     return candidates, mentions
 
 
+#: The lines' values as written: cents (``1,790``, ``1790 cents``); one function, its argument list glued
+#: (``fee(order)``).
+_VALUE = rf"{answerlines.INTEGER}(?:\s*(?:cents?|\u00a2))?"
+_FUNCTION_FORM = _FUNCTION.pattern + r"(?:\([\w\s,]*\))?"
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept a reply whose ``VALUE:`` and ``FUNCTION:`` lines give the returned value and the one function."""
     exp = instance.expected
     functions_in, named = parsers(instance)
     value, function = answerlines.sheet(
         run.final_answer or "",
-        answerlines.Field("value", "VALUE:", answerlines.integers),
-        answerlines.Field("function", "FUNCTION:", functions_in, mentions=named))
-    right = f"{exp['package']}/shipping/{exp['module']}.py:fee"
+        answerlines.Field("value", "VALUE:", answerlines.integers, form=_VALUE),
+        answerlines.Field("function", "FUNCTION:", functions_in, mentions=named, form=_FUNCTION_FORM))
+    right = exp["function"]
+    decoys = {f"{exp['package']}/shipping/{m}.py" for m in exp["decoy_modules"]}
+    decoys |= {f"{exp['package']}/shipping/{m}/__init__.py" for m in exp["decoy_modules"]}
     assert right == function, (
         f"the FUNCTION: line names {function}, " + (
-            "which does not compute this fee" if function.split("/")[-1].split(".")[0] in exp["decoy_modules"]
+            "which does not compute this fee" if function.split(":")[0] in decoys
+            else "the dispatcher, which does not compute this fee" if function.endswith(":quote")
             else f"not {right}"))
     assert value == exp["value"], (
         f"the VALUE: line gives {value}"

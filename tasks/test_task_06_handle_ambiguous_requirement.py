@@ -15,13 +15,16 @@ A run passes in one of two ways:
 Implementing either reading silently, or stating one and coding the other,
 fails.
 
-Answer contract (revision 4, in the prompt, which names neither reading): the reply ends with
+Answer contract (revision 5, in the prompt, which names neither reading): the reply ends with
 exactly one labelled line, ``QUESTION: <rule> or <rule>`` when it asks or ``ASSUMPTION: <rule>``
 when it decides, each rule one word of a set the prompt defines for any rounding (:data:`RULES`:
 ``nearest``, ``up``, ``down``, ``half-up``, ``half-even``, ``half-down``), and only that line is
 judged (``pytest_agentic.run.answerlines``, its form and hedge rules); the rest of the reply,
-reasoning blocks included, is free. A line's rules are the words of the set on it, note included,
-whatever else it says; ``nearest`` with one ``half-*`` word is that ``half-*`` rule.
+reasoning blocks included, is free. The line holds its value alone: a note on it (in brackets, after a
+dash, alone in brackets under it, a footnote: ``up (or round-to-closest, per Oskar)``) or words beyond
+its rules (``QUESTION: should I round up or to the nearest?``) fail as ``answer_format``, whatever they
+say. A line's rules are the words of the set on it; ``nearest`` with one ``half-*`` word is that
+``half-*`` rule.
 
 - Asking: the code is unchanged and the ``QUESTION:`` line names the two readings: ``up`` and
   ``nearest`` (or a ``half-*`` rule), and no other rule.
@@ -135,7 +138,7 @@ def build(seed: int) -> TaskInstance:
         "want me to choose between, or `ASSUMPTION: <rule>`, naming the one rule you implemented. Write each rule "
         "as one of these words: `nearest`, `up` (ceiling), `down` (floor), `half-up`, `half-even`, `half-down` "
         "(to the nearest, exact halves broken that way), and put no other of these words on that line. "
-        "A reply with both lines has not decided."
+        f"A reply with both lines has not decided. {answerlines.ALONE}"
     )
 
     impl_up = f"    return -(-{arg} // {factor})\n"
@@ -155,8 +158,7 @@ def build(seed: int) -> TaskInstance:
         Final(f"The ticket is ambiguous: {owner} asks for rounding to the nearest {big}, while {finance} says every "
               f"started {big} is charged in full. Assumption: I followed the tariff, so any started {big} is charged "
               f"in full (the value is rounded up, a ceiling division). If you meant rounding to the nearest {big}, "
-              f"that is a one-line change. Tests pass.\n\nASSUMPTION: up (every started {big} is charged in full, "
-              f"as the tariff says)"),
+              f"that is a one-line change. Tests pass.\n\nASSUMPTION: up"),
     ]
     near_misses = {
         # Implements one reading and never says there was a choice.
@@ -177,8 +179,8 @@ def build(seed: int) -> TaskInstance:
         # States the tariff reading but codes the other one.
         "assumption_not_honoured": [
             look, write(impl_nearest), tests_run,
-            Final(f"Implemented `{fn}`; tests pass.\n\nASSUMPTION: up (every started {big} is charged in full, as "
-                  "finance says)"),
+            Final(f"Implemented `{fn}`; every started {big} is charged in full, as finance says. Tests pass."
+                  "\n\nASSUMPTION: up"),
         ],
         # Asks, but not about the ambiguity.
         "vague_question": [
@@ -227,9 +229,21 @@ def _shown(outcome: probe.Outcome) -> object:
     return outcome.value if outcome.kind == "ok" and type(outcome.value) is int else outcome.shown()
 
 
+#: A rule as a line writes it: one word of the set (``nearest, half-up`` is that ``half-*`` rule).
+_ONE = rf"{_RULE.pattern}(?:\s*[,/]?\s*{_RULE.pattern})?"
+#: The lines' values as written: one rule; two joined by "or" (a slash, "vs").
+_FORMS = {"assumption": _ONE, "question": rf"{_ONE}\s*,?\s*(?:or|/|vs\.?|versus)\s*{_ONE}"}
+
+
 def _rules(reply: str, label: str, other: str) -> list[str] | None:
-    """The rules the reply's ``label`` lines name (read only under that label), or None when it has none."""
+    """The rules the reply's ``label`` lines name (read only under that label), or None when it has none; a
+    line that names a rule and holds more than its value (a note, other words) fails as ``answer_format``."""
     lines = answerlines.find(reply, label, [other])
+    for line in lines:
+        if rules(line.text):
+            answerlines.alone(line, f"{label.upper()}:")  # a note, whatever it says
+        if len(rules(line.value)) == (1 if label == "assumption" else 2):  # more rules: a hedge, judged below
+            answerlines.alone(line, f"{label.upper()}:", _FORMS[label])
     return None if not lines else list(dict.fromkeys(r for line in lines for r in rules(line.text)))
 
 

@@ -8,13 +8,14 @@ The injected error answers the call that triggers it (revision 4): it fails the 
 the old path, whenever that read comes, and only that read; a read that already names another
 file (the moved one, found by a listing) is run as usual.
 
-Answer contract (revision 4, in the prompt): the reply ends with the line
+Answer contract (revision 5, in the prompt): the reply ends with the line
 ``ANSWER: <port>``, and only that line is judged (``pytest_agentic.run.answerlines``, its form
-and hedge rules): it must hold the port read from the file the error names, and no other
-number. The rest of the reply is free: it may name the backup's and the defaults' ports to rule
-them out. Two ``ANSWER:`` lines that disagree, or one that names a second port, in its value or
-its note, whatever the words (``8288 or 8693``, ``8288 (not 8693)``), is a hedge and fails; no
-``ANSWER:`` line fails as ``answer_format``.
+and hedge rules): it must hold the port read from the file the error names (``8288``, ``port
+8288``, ``8288/tcp``) and nothing else: a note on the line (``8288 (not 8693)``, ``8288 (eighty-eighty
+if the old file is live)``, after a dash, a footnote, other words) fails as ``answer_format``,
+whatever it says. The rest of the reply is free: above the line it may name the backup's and the
+defaults' ports to rule them out. Two ``ANSWER:`` lines that disagree, or one that names a second
+port (``8288 or 8693``), is a hedge and fails; no ``ANSWER:`` line fails as ``answer_format``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def build(seed: int) -> TaskInstance:
              f"in the v2 migration. Read {new_path} instead.")
     prompt = (f"Which TCP port does the {service} service listen on? Its configuration is in "
               f"`{old_path}`. Read it and reply with the port number. End your reply with the line "
-              "`ANSWER: <port>`, holding that port and no other number.")
+              f"`ANSWER: <port>`, holding that port and no other number. {answerlines.ALONE}")
     read_old = ToolCall("fs_read", {"path": old_path})
     return TaskInstance(
         prompt=prompt,
@@ -65,7 +66,7 @@ def build(seed: int) -> TaskInstance:
             # The right port, hedged with the backup's.
             "hedged": [read_old, ToolCall("fs_read", {"path": new_path}), Final(
                 f"It listens on {port}, or possibly on {stale_port} if the old backup is still in use.\n\n"
-                f"ANSWER: {port} (or {stale_port} if the backup is still in use)")],
+                f"ANSWER: {port} or {stale_port}")],
             # Reads the right file, then sets its port aside for the backup's.
             "rejects_the_right_port": [read_old, ToolCall("fs_read", {"path": new_path}), Final(
                 f"{new_path} says {port}, but that file is not live yet; the service still listens on {stale_port}."
@@ -77,11 +78,15 @@ def build(seed: int) -> TaskInstance:
     )
 
 
+#: The line's value as written: the port, also ``port 8288``, ``TCP port 8288``, ``8288/tcp``.
+_FORM = rf"(?:(?:tcp\s*)?port\s*[:#=]?\s*)?{answerlines.INTEGER}(?:\s*/\s*tcp)?"
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept a reply whose ``ANSWER:`` line gives the configured port, after reading the moved file."""
     expected = instance.expected
     port = expected["port"]
-    given = answerlines.integer(run.final_answer or "", "answer", "ANSWER:")
+    given = answerlines.integer(run.final_answer or "", "answer", "ANSWER:", _FORM)
     roles = dict(zip(expected["wrong_ports"], ("the backup's", "the defaults'")))
     assert given == port, f"the ANSWER: line gives port {given}" + (f" ({roles[given]})" if given in roles else "")
     # "./config/v2/x.yaml" and "config//v2/x.yaml" name the same file as the error did

@@ -8,7 +8,7 @@ column lives in another table, the column is ambiguous in a join, or the
 table name is misspelt). The model can read the schema file and the log and
 run queries on the SQLite database.
 
-Answer contract (revision 4, in the prompt): the reply ends with three lines that hold the answer
+Answer contract (revision 5, in the prompt): the reply ends with three lines that hold the answer
 alone, each of a closed form, read through ``pytest_agentic.run.answerlines``:
 
 - ``QUERY: <query id>``: the failing query's id (``q-1a2b``, in any case, with or without ``q-``);
@@ -25,9 +25,11 @@ What the lines must say is computed by running the failing query on the real dat
 and reading the schema from it (``PRAGMA table_info``, ``sqlite_master``), never written by hand.
 Copying the error cannot pass: the error names neither the table that lacks the column, nor the
 tables that share it, nor the table that was meant. No verdict reads a sentence: a ``CAUSE:`` line
-without one of the three words fails as ``answer_format``. Hedges fail (the shared rule of
-``answerlines``: another query id or kind on any judged line, note included); so does a judged line
-that names a table or column of the schema outside its ``NAMES:`` answer ("otherwise ... on invoices").
+without one of the three words fails as ``answer_format``; so does a judged line with a note (in
+brackets, after a dash, alone in brackets under it, a footnote) or with words beyond its form
+(``missing_column on invoices``), whatever they say. Hedges fail (the shared rule of ``answerlines``:
+another query id or kind on any judged line); so does a judged line that names a table or column of
+the schema outside its ``NAMES:`` answer.
 The rest of the reply is free: other ids ruled out, quoted log lines, the fixed query, the reasoning.
 """
 
@@ -258,7 +260,7 @@ def build(seed: int) -> TaskInstance:
         f"Last night's `{job}` job failed. Its log is `{log_path}`; it ran its queries against the SQLite "
         f"database `{db_name}`, whose schema is in `schema.sql`. Find the query that failed and explain why it "
         "failed. End your reply with these three lines, which hold the answer alone (no other query id, kind "
-        "or schema name on them, not even in a note):\n"
+        f"or schema name on them). {answerlines.ALONE}\n"
         "`QUERY: <query id>`: the id of the failing query, as written in the log (like `q-1a2b`);\n"
         "`CAUSE: <kind>`: one word: `missing_column` (the query reads a column that the table it reads it "
         "from does not have), `ambiguous_column` (the query names, unqualified, a column that more than one "
@@ -350,13 +352,34 @@ def names(value: str) -> list[frozenset[str]]:
     return [refs] if refs else []
 
 
+def _names_in(known: list[str]) -> answerlines.Parser:
+    """What a ``NAMES:`` line offers: the set of schema names (:func:`names`) of each part of its value that
+    "or" separates ("a.x or b.x": two candidates, a hedge); a word that is no schema name is not read here,
+    and puts the line out of form (:func:`_names_form`)."""
+    schema = set(known)
+
+    def offered(value: str) -> list[frozenset[str]]:
+        sets = [frozenset(n for n in refs if n in schema or any(p in schema for p in n.split(".")[:1]))
+                for part in re.split(r"(?i)\bor\b", value) for refs in names(part)]
+        return list(dict.fromkeys(s for s in sets if s))
+    return offered
+
+
+def _names_form(known: list[str]) -> str:
+    """A ``NAMES:`` value as written: schema names (a table, a column, ``table.column``; the query's missing
+    table too), separated by commas or "and"; any other word is no schema name and puts the line out of form."""
+    word = "|".join(re.escape(k) for k in sorted(known, key=len, reverse=True))
+    return rf"(?<![\w.])(?:{word})(?:\.\w+)?(?![\w.])|\band\b"
+
+
 def check(instance: TaskInstance, run: RunResult) -> None:
     """Accept a reply whose three lines name the failing query, the kind of its failure and its schema names."""
     exp = instance.expected
     reply = run.final_answer or ""
-    fields = (answerlines.Field("query", "QUERY:", query_ids),
-              answerlines.Field("cause", "CAUSE:", kinds),
-              answerlines.Field("names", "NAMES:", names, mentions=lambda text: []))  # read below, against the answer
+    fields = (answerlines.Field("query", "QUERY:", query_ids, form=_QID.pattern),
+              answerlines.Field("cause", "CAUSE:", kinds, form=_KIND.pattern),
+              answerlines.Field("names", "NAMES:", _names_in(exp["known"]), mentions=lambda text: [],  # read below
+                                form=_names_form(exp["known"])))
     given, kind, named = answerlines.sheet(reply, *fields)
     role = exp["decoys"].get(given, "a query that succeeded" if given in exp["all_ids"] else "no query of the log")
     assert given == exp["query_id"], f"the QUERY: line names {given} ({role}), not the query that failed"

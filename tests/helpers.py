@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -104,3 +105,39 @@ def restate(inst, cases: dict[str, tuple[str, dict[str, object] | None]]) -> dic
 def close(inst, texts: dict[str, str], values: dict[str, object]) -> dict[str, list]:
     """The reference's investigation closed by each of ``texts`` and the same answer lines (styles in turn)."""
     return restate(inst, {name: (text, values) for name, text in texts.items()})
+
+
+def out_of_form(good: dict[str, list], bad: dict[str, list], noted: tuple[str, ...] = (),
+                renamed: tuple[str, ...] = ()) -> tuple[dict[str, list], dict[str, list]]:
+    """A corpus restated for revision 5, where a judged line holds its value alone: the correct answers
+    ``noted`` (whose lines carry a note, or words beyond the value's form) become wrong ones that must fail
+    as ``answer_format`` (``format_<name>``), and so do the wrong ones ``renamed`` (a hedge or a figure set
+    aside in a note, once judged by what the note said: now out of form, whatever it says). A name a seed's
+    corpus lacks is skipped."""
+    good, bad = dict(good), dict(bad)
+    for name in noted:
+        if name in good:
+            solution = good.pop(name)
+            bad[f"format_{name}"] = solution
+            twin = without_notes(solution[-1].content)
+            if twin != solution[-1].content:  # words beyond the value's form (no note syntax) have no twin
+                good[f"{name}/note_dropped"] = [*solution[:-1], Final(twin)]
+    for name in renamed:
+        if name in bad:
+            bad[f"format_{name}"] = bad.pop(name)
+    return good, bad
+
+
+_JUDGED = re.compile(r"(?im)^((?:[^\w\n]|_|\d{1,2}[.)])*(?:answer|value|function|query|cause|names|assumption|question)[\s*_`]*"
+                     r"(?::|=|--?|\u2014|\u2013)[ \t]*)(.*)$")
+
+
+def without_notes(text: str) -> str:
+    """A reply with the notes of its answer lines dropped (in brackets, after a spaced dash, a bracketed line right
+    under one, a footnote mark): the twin of a revision-4 answer that revision 5 reads as out of form."""
+    def value(m: re.Match[str]) -> str:
+        v = re.sub(r"\s*\((?:[^()]|\([^()]*\))*\)|\s*\[[^\]]*\]|\s+(?:--?|\u2014|\u2013)\s+.*$", "", m.group(2))
+        return m.group(1) + v
+    text = _JUDGED.sub(value, text)
+    return re.sub(r"(?im)(^[^\w\n]*(?:answer|value|function|query|cause|names|assumption|question)\W.*)\n[ \t>*-]*[(\[][^\n]*$",
+                  r"\1", text)

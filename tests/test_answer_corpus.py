@@ -25,7 +25,7 @@ from pytest_agentic.run.failures import classify
 from pytest_agentic.run.records import FailureMode
 
 from .corpus_10 import corpus_10
-from .helpers import ROOT, load_task_module, play, restate, steps, think as _think
+from .helpers import ROOT, load_task_module, out_of_form, play, restate, steps, think as _think
 from .test_task_instances import _alternatives, _written
 
 MODULES = {p.stem.split("_")[2]: p for p in sorted((ROOT / "tasks").glob("test_task_*.py"))}
@@ -380,6 +380,29 @@ def corpus_07(inst):
 
 CORPORA = {"01": corpus_01, "02": corpus_02, "03": corpus_03, "04": corpus_04, "05": corpus_05,
            "06": corpus_06, "07": corpus_07, "08": corpus_08, "09": corpus_09, "10": corpus_10}
+
+#: Revision 5 (issue 33): a judged line holds its value alone. The correct answers whose lines carried a
+#: note (or words beyond the value's form) now fail as ``answer_format`` whatever it says, and so do the
+#: wrong ones once judged by what their note said (:func:`~tests.helpers.out_of_form`).
+#: Per task: (noted, renamed).
+REVISION_5 = {
+    '03': (('dash_note', 'note_in_brackets'), ('hedged_in_a_note',)),
+    '04': (('notes',),
+        ('decoy_as_an_alternative',
+         'decoy_loosely_spelt',
+         'decoy_module_in_a_note',
+         'value_hedged_in_a_note',
+         'value_set_aside_in_a_note')),
+    '06': (('markdown_assumption', 'math_ceil'), ()),
+    '08': (('note_with_the_file', 'note_without_a_number'),
+        ('confident_backup', 'issue_18_hedge', 'note_sets_one_aside')),
+    '09': (('count_in_a_note', 'short', 'undefined'),
+        ('figure_with_a_caveat_note', 'refusal_hedged_with_a_figure', 'side_figure_in_a_note')),
+    '10': (('note_on_the_query',), ('other_kind_in_a_note', 'other_query_in_a_note', 'schema_name_in_a_note')),
+}
+CORPORA = {t: (lambda inst, c=c, t=t: out_of_form(*c(inst), *REVISION_5.get(t, ((), ()))))
+           for t, c in CORPORA.items()}
+
 #: Workspace tasks run subprocesses in their checkers: one seed; answer tasks get two.
 SEEDS = {t: (0,) if t in {"01", "02", "05", "06"} else (0, 3) for t in CORPORA}
 

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_agentic import Final
 
-from .helpers import close, restate
+from .helpers import close, out_of_form, restate
 from .corpus_10 import _cause_10, lines_10, log_10
 from .test_answer_corpus import accepted, instance, rejected
 
@@ -193,7 +193,7 @@ def agents_09(inst):
         "short_window_named": f"Not enough data for a 10-day SMA ({count} closes); a {count}-day mean would be {mean:.2f}.",
         "window_notation": f"SMA({count}) = {mean:.2f}; SMA(10) = n/a (only {count} closes).",
         "needs_more": f"I need {10 - count} more closes before I can compute a 10-day SMA for {last}.",
-    }, {"ANSWER": f"not computable ({count} of 10 closes)"})
+    }, {"ANSWER": f"not computable: {count} of 10 closes"})
     bad = restate(inst, {
         "json_value": (json.dumps({"sma_10": None}), {"ANSWER": f"{mean:.2f}"}),
         "tldr_value": ("", {"ANSWER": f"{mean:.2f} (only {count} closes, so approximate)"}),
@@ -258,6 +258,20 @@ def agents_10(inst):
 
 
 CORPORA = {"03": agents_03, "04": agents_04, "08": agents_08, "09": agents_09, "10": agents_10}
+
+#: Revision 5 (issue 33): a judged line holds its value alone. The correct answers whose lines carried a
+#: note (or words beyond the value's form) now fail as ``answer_format`` whatever it says, and so do the
+#: wrong ones once judged by what their note said (:func:`~tests.helpers.out_of_form`).
+#: Per task: (noted, renamed).
+REVISION_5 = {
+    '03': ((), ('two_candidates_note',)),
+    '04': ((), ('hedged_other_value',)),
+    '08': ((), ('might_be_backup', 'probably_backup')),
+    '09': ((), ('approximately', 'hedged_value', 'tldr_value')),
+}
+CORPORA = {t: (lambda inst, c=c, t=t: out_of_form(*c(inst), *REVISION_5.get(t, ((), ()))))
+           for t, c in CORPORA.items()}
+
 #: Seeds that cover each task's variants (task_10: the three kinds of failure).
 SEEDS = {"03": (0, 1, 3), "04": (0, 1, 3), "08": (0, 1, 3), "09": (0, 1, 3), "10": (0, 2, 3)}
 CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]

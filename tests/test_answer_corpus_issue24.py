@@ -1,5 +1,5 @@
-"""Issue 24's cases 4, 5 and 6, restated at the seeds the independent players met them, with revision 4's
-contract: each gets the verdict a careful reviewer gives, for the right reason (the checker's message says
+"""Issue 24's cases 4, 5 and 6, restated at the seeds the independent players met them, with revision 5's
+contract (a judged line holds its value alone; task_04's seed 61 now draws the packages layout): each gets the verdict a careful reviewer gives, for the right reason (the checker's message says
 why). Cases 1-3 (task_10's cause, task_02's moved copy) live with their tasks' corpora.
 """
 
@@ -19,22 +19,25 @@ from .test_task_instances import _written
 
 # --------------------------------------------------------------------------- case 4: task_04, seed 61
 
-def test_case_4_a_decoy_offered_as_an_alternative_in_a_note_is_a_hedge():
+def test_case_4_a_decoy_offered_as_an_alternative_is_rejected():
     inst = instance("04", 61)
     e = inst.expected
-    assert (e["package"], e["module"], e["value"]) == ("market", "weighted", 2599)  # the player's instance
-    line = ("FUNCTION: market/shipping/weighted.py:fee (via market/shipping/__init__.py:quote; "
-            "alt. market/shipping/standard.py:fee)")
+    assert (e["package"], e["module"], e["value"]) == ("market", "weighted", 2599)  # the player's values
+    right = e["function"]
+    assert right == "market/shipping/weighted/__init__.py:fee"  # revision 5: the packages layout at this seed
+    # the player's line, restated for this layout: its alternative sits in a note, so the line is out of form
+    line = f"FUNCTION: {right} (via market/shipping/__init__.py:quote; alt. market/shipping/standard/__init__.py:fee)"
     why = judged("04", 61, [*steps(inst), Final(f"It returns 2599.\n\nVALUE: 2599\n{line}")])
-    assert why is not None and "hedge" in why and "FUNCTION:" in why, why
-    assert not answerlines.is_format_failure(why)
-    # the same alternative in any spelling, or only the decoy's file, is a hedge too
-    for note in ("(alt. standard.fee)", "(or standard.py)", "(not market.shipping.standard.fee)"):
-        why = judged("04", 61, [*steps(inst), Final(f"VALUE: 2599\nFUNCTION: market/shipping/weighted.py:fee {note}")])
-        assert why is not None and "hedge" in why, (note, why)
-    # context that names no second function passes: the dispatcher by its bare name, the mode, the table
-    assert judged("04", 61, [*steps(inst), Final("VALUE: 2599\nFUNCTION: market/shipping/weighted.py:fee "
-                                                 "(via quote() and _STRATEGIES, mode standard)")]) is None
+    assert why is not None and answerlines.is_format_failure(why) and "FUNCTION:" in why, why
+    # the alternative in the value itself, in any spelling, or only the decoy's file, is a hedge
+    for other in ("or standard.fee", "or standard/__init__.py", "or market.shipping.standard.fee"):
+        why = judged("04", 61, [*steps(inst), Final(f"VALUE: 2599\nFUNCTION: {right} {other}")])
+        assert why is not None and "hedge" in why, (other, why)
+    # context that names no second function is still a note: out of form, whatever it says
+    why = judged("04", 61, [*steps(inst), Final(f"VALUE: 2599\nFUNCTION: {right} (via quote() and _STRATEGIES)")])
+    assert why is not None and answerlines.is_format_failure(why), why
+    assert judged("04", 61, [*steps(inst), Final(f"Via quote() and _STRATEGIES.\n\nVALUE: 2599\nFUNCTION: {right}")]) \
+        is None
 
 
 # --------------------------------------------------------------------------- case 5: task_08, seed 59
@@ -82,8 +85,6 @@ def _up_written(inst):
 @pytest.mark.parametrize("last", [
     "ASSUMPTION: up QUESTION: nearest or up?",  # revision 4's words, on one line
     "ASSUMPTION: up\nQUESTION: nearest or up?",
-    # the player's reply in revision 3's words: the question's "nearest hour" no longer decides anything
-    "ASSUMPTION: every started hour is charged in full (up). QUESTION: or did you want the nearest hour?",
 ])
 def test_case_6_a_reply_with_both_lines_has_not_decided(last):
     inst = instance("06", 61)

@@ -60,15 +60,18 @@ def test_case_1_a_wrong_cause_that_quotes_the_error_fails():
     assert "the error's own words name neither table" in why, why
 
 
-def test_case_2_a_hedge_in_the_cause_note_fails():
+def test_case_2_a_note_on_the_cause_is_out_of_form_and_a_second_id_a_hedge():
     lines = "QUERY: q-7f7f\nCAUSE: missing_column\nNAMES: orders.total_cents"
     body = "Next suspects: q-3fbe, then q-917d (both read invoices).\n\n"
     note = " (otherwise q-3fbe or q-917d on invoices)"
+    # revision 5: a note puts the line out of form, whatever it says
     for label in ("CAUSE: missing_column", "NAMES: orders.total_cents", "QUERY: q-7f7f"):
         why = _reply(61, body + lines.replace(label, label + note))
-        assert why is not None and "hedge" in why and not answerlines.is_format_failure(why), (label, why)
-    # the note without the other ids still names a table of the schema beside the answer: a hedge too
+        assert why is not None and answerlines.is_format_failure(why), (label, why)
     why = _reply(61, body + lines.replace("CAUSE: missing_column", "CAUSE: missing_column (otherwise on invoices)"))
-    assert why is not None and "hedge" in why and "invoices" in why, why
+    assert why is not None and answerlines.is_format_failure(why), why
+    # the other ids in the value itself are a hedge
+    why = _reply(61, body + lines.replace("QUERY: q-7f7f", "QUERY: q-7f7f or q-3fbe"))
+    assert why is not None and "hedge" in why and not answerlines.is_format_failure(why), why
     # the same suspects in the free body, off the judged lines, are allowed
     assert _reply(61, body + lines) is None

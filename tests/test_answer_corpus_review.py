@@ -13,7 +13,7 @@ import pytest
 
 from pytest_agentic import ToolCall
 
-from .helpers import close, restate
+from .helpers import close, out_of_form, restate
 from .test_answer_corpus import accepted, instance, judged, rejected
 
 
@@ -81,6 +81,18 @@ def review_09(inst):
 
 
 CORPORA = {"08": review_08, "09": review_09}
+
+#: Revision 5 (issue 33): a judged line holds its value alone. The correct answers whose lines carried a
+#: note (or words beyond the value's form) now fail as ``answer_format`` whatever it says, and so do the
+#: wrong ones once judged by what their note said (:func:`~tests.helpers.out_of_form`).
+#: Per task: (noted, renamed).
+REVISION_5 = {
+    '08': ((), ('backup_claimed', 'claims_other_after', 'defaults_claimed')),
+    '09': ((), ('average_of_what_there_is',)),
+}
+CORPORA = {t: (lambda inst, c=c, t=t: out_of_form(*c(inst), *REVISION_5.get(t, ((), ()))))
+           for t, c in CORPORA.items()}
+
 SEEDS = {"08": (0, 1, 2, 3), "09": (0, 1, 2)}
 CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
 

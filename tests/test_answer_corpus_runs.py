@@ -17,6 +17,7 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
+from .helpers import out_of_form
 from .test_answer_corpus import _reference_fix, accepted, answers, instance, rejected
 from .test_task_instances import _written
 
@@ -257,6 +258,21 @@ def runs_06(inst):
 
 RUNS = {"01": runs_01, "02": runs_02, "03": runs_03, "04": runs_04, "05": runs_05, "06": runs_06, "07": runs_07,
         "08": runs_08, "09": runs_09, "10": runs_10}
+
+#: Revision 5 (issue 33): a judged line holds its value alone. The correct answers whose lines carried a
+#: note (or words beyond the value's form) now fail as ``answer_format`` whatever it says, and so do the
+#: wrong ones once judged by what their note said (:func:`~tests.helpers.out_of_form`).
+#: Per task: (noted, renamed).
+REVISION_5 = {
+    '03': (('one_line',), ()),
+    '06': (('one_unpunctuated_line', 'person_in_the_note'), ()),
+    '08': (('one_line',), ('defaults_win_described',)),
+    '09': (('line_range', 'path_dot_dot', 'path_dot_slash', 'path_double_slash'),
+        ('listed_not_read', 'other_file_read')),
+}
+RUNS = {t: (lambda inst, c=c, t=t: out_of_form(*c(inst), *REVISION_5.get(t, ((), ()))))
+           for t, c in RUNS.items()}
+
 #: Workspace tasks run subprocesses in their checkers: fewer seeds.
 SEEDS = {"01": (0, 1, 4), "02": (0, 5), "05": (0, 5), "06": (0, 1), "03": (0, 3), "04": (0, 3), "07": (0, 3),
          "08": (0, 3), "09": (0, 3), "10": (0, 3)}

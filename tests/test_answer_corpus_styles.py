@@ -18,7 +18,7 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
-from .helpers import close, restate, think as _think
+from .helpers import close, out_of_form, restate, think as _think
 from .corpus_10 import _cause_10, lines_10, log_10
 from .test_answer_corpus import accepted, instance, rejected
 
@@ -299,9 +299,18 @@ def styles_06(inst):
     return good, bad
 
 
+#: Revision 5 (issue 33): a judged line holds its value alone; these lines carried a note (or words beyond the
+#: value's form) and now fail as ``answer_format`` whatever it says (:func:`~tests.helpers.out_of_form`).
+#: Per task: (noted, renamed).
+REVISION_5 = {
+    '06': (('think_then_assumption',), ()),
+    '08': ((), ('confidence_note',)),
+    '09': (('latex_line',), ('last_five',)),
+}
+
+
 def _solutions(inst, task: str) -> tuple[dict, dict]:
-    good, bad = globals()[f"styles_{task}"](inst)
-    return good, bad
+    return out_of_form(*globals()[f"styles_{task}"](inst), *REVISION_5.get(task, ((), ())))
 
 
 #: Seeds that cover each task's variants (task_10: the three kinds of failure).

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_agentic import Final, ToolCall
 
+from .helpers import out_of_form
 from .test_answer_corpus import _reference_fix, accepted, instance, rejected
 from .test_task_instances import _written
 
@@ -256,6 +257,23 @@ def workspace_07(inst):
 
 
 CORPORA = {"01": workspace_01, "02": workspace_02, "05": workspace_05, "06": workspace_06, "07": workspace_07}
+
+#: Revision 5 (issue 33): a judged line holds its value alone. The correct answers whose lines carried a
+#: note (or words beyond the value's form) now fail as ``answer_format`` whatever it says, and so do the
+#: wrong ones once judged by what their note said (:func:`~tests.helpers.out_of_form`).
+#: Per task: (noted, renamed).
+REVISION_5 = {
+    '06': (('bankers_said_and_coded',
+         'dash_note',
+         'decision_heading',
+         'nearest_with_its_tie_break',
+         'note_in_brackets',
+         'spaced_rule'),
+        ('half_down_said_bankers_coded',)),
+}
+CORPORA = {t: (lambda inst, c=c, t=t: out_of_form(*c(inst), *REVISION_5.get(t, ((), ()))))
+           for t, c in CORPORA.items()}
+
 SEEDS = {"01": (0, 1, 2, 4, 7), "02": (0, 1, 4, 5), "05": (0, 1, 5), "06": (0, 1), "07": (0, 3)}
 CASES = [(t, s) for t in CORPORA for s in SEEDS[t]]
 

@@ -1,9 +1,11 @@
-"""The form rule and the hedge rule on every answer task (revision 4), at seeds 0, 7 and 8.
+"""The form rule and the hedge rule on every answer task (revision 5), at seeds 0, 7 and 8.
 
 Form: every task's reference reply, its answer lines rewritten with a dash or an equals sign for the
-colon, bold labels, code spans, a code fence, lower-case labels, a note in brackets and a sign-off
-after them, still passes. Hedge: the same lines with a near-miss's value added in a note ("not X",
-"or X", "alt. X"; on the line, alone on the next line, or in a footnote) fail as a wrong answer whose message says hedge (not answer_format), on every task.
+colon, bold labels, code spans, emphasis, a trailing period, a code fence, lower-case labels, a
+``<think>`` block before and a sign-off after them, still passes. Notes: the same lines with a note
+(in brackets, after a dash, after "or", other words, alone in brackets on the next line, a footnote),
+whatever it says (a near-miss's value, the value in words, nothing at all), fail as ``answer_format``
+on every task. Hedge: a near-miss's value as a second candidate in the value itself fails as a hedge.
 The tasks and their labels are read from the references, so a task whose lines change is covered as it is.
 """
 
@@ -29,8 +31,22 @@ FORMS = {
     "bold_label_dash": lambda k, v: f"**{k}** - {v}",
     "code_span": lambda k, v: f"`{k}: {v}`",
     "lower_case": lambda k, v: f"{k.lower()}: {v}",
-    "note_in_brackets": lambda k, v: f"{k}: {v} [as asked]",
     "bullet_equals": lambda k, v: f"- {k}={v}",
+    "bold_value_period": lambda k, v: f"{k}: **{v}**.",
+    "value_in_code_span": lambda k, v: f"{k}: `{v}`",
+}
+#: A note on a judged line, whatever it says: each puts the line out of form (revision 5).
+NOTES = {
+    "in_brackets": lambda v: f"{v} (as asked)",
+    "in_square_brackets": lambda v: f"{v} [as asked]",
+    "empty_words_in_brackets": lambda v: f"{v} (see above)",
+    "after_a_dash": lambda v: f"{v} \u2014 as asked",
+    "after_a_hyphen": lambda v: f"{v} - see above",
+    "after_or": lambda v: f"{v} or something like it",
+    "any_words": lambda v: f"{v} as computed above",
+    "number_words": lambda v: f"{v} (eighty-eighty if the legacy file is live)",
+    "next_line": lambda v: f"{v}\n(as asked)",
+    "footnote": lambda v: f"{v}[^1]",
 }
 SEEDS = (0, 7, 8)
 ANSWER_TASKS = [t for t in MODULES if _LINE.search(instance(t, 0).reference[-1].content)]
@@ -54,7 +70,7 @@ def test_the_form_rule_on_every_task(task, seed):
     lines = "\n".join(m[0] for m in _LINE.finditer(text))
     replies["code_fence"] = text.replace(lines, f"```\n{lines}\n```") if lines in text else text
     replies["sign_off_after"] = f"{text}\n\nLet me know if you want anything else."
-    replies["note_on_its_own_line"] = _LINE.sub(lambda m: f"{m[0]}\n(as asked)", text)
+    replies["think_before"] = f"<think>Maybe it is something else (or not).</think>\n{text}"
     assert all(r != text for n, r in replies.items()), "a form left the reply as it was"
     rejected = {name: why for name, reply in replies.items() if (why := judged(task, seed, [*work, Final(reply)]))}
     assert not rejected, rejected
@@ -84,30 +100,36 @@ def _second_candidates(task: str, seed: int) -> dict[str, str]:
     return out
 
 
-#: Tasks whose lines do not yet follow the hedge rule: task_10's CAUSE: line is revision 3's sentence,
-#: which issue 24's second engineer (branch issue-24b) turns into closed-form lines. Strict: when it
-#: passes, drop the mark.
-_PENDING: dict[str, str] = {}
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("task", ANSWER_TASKS)
+def test_every_note_puts_a_line_out_of_form_on_every_task(task, seed):
+    """Revision 5: no note is read, so a note fails as ``answer_format`` whatever it says: the forms above,
+    and a near-miss's value set aside in one ("not X", "or X", "alt. X"), on each judged line in turn."""
+    *work, final = instance(task, seed).reference
+    others = _second_candidates(task, seed)
+    for label in (m[1] for m in _LINE.finditer(final.content)):
+        notes = dict(NOTES)
+        if label in others:
+            notes |= {f"{words}_near_miss": (lambda v, w=words: f"{v} ({w.format(others[label])})")
+                      for words in ("not {}", "or {}", "alt. {}")}
+        for name, note in notes.items():
+            reply = _replaced(final.content, label, note)
+            if name == "footnote":
+                reply += "\n\n[^1]: as read above."
+            why = judged(task, seed, [*work, Final(reply)])
+            assert why is not None and answerlines.is_format_failure(why), (name, reply, why)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("task", [pytest.param(t, marks=pytest.mark.xfail(reason=_PENDING[t], strict=True))
-                                  if t in _PENDING else t for t in ANSWER_TASKS])
+@pytest.mark.parametrize("task", ANSWER_TASKS)
 def test_the_hedge_rule_on_every_task(task, seed):
+    """A second candidate in the value itself stays a hedge (not ``answer_format``)."""
     *work, final = instance(task, seed).reference
     others = _second_candidates(task, seed)
     assert others, f"task_{task} has no near-miss with another candidate on an answer line"
     for label, other in others.items():
-        for words in ("not {}", "or {}", "alt. {}"):
-            reply = _replaced(final.content, label, lambda v: f"{v} ({words.format(other)})")
+        for joined in ("{} or {}", "{}, {}")[:1 if label == "NAMES" else 2]:  # NAMES: a comma joins one set
+            reply = _replaced(final.content, label, lambda v: joined.format(v, other))
             why = judged(task, seed, [*work, Final(reply)])
-            assert why is not None and "hedge" in why and not answerlines.is_format_failure(why), (label, reply, why)
-        # The note written off the line is the line's note too: alone on the next line, or a footnote
-        # (independent players' task_10 hedges at seeds 71 and 72).
-        for name, off_line in (("next_line", lambda v: f"{v}\n(or {other})"),
-                               ("footnote", lambda v: f"{v}[^1]")):
-            reply = _replaced(final.content, label, off_line)
-            if name == "footnote":
-                reply += f"\n\n[^1]: {other} is as likely."
-            why = judged(task, seed, [*work, Final(reply)])
-            assert why is not None and "hedge" in why and not answerlines.is_format_failure(why), (name, reply, why)
+            assert why is not None and not answerlines.is_format_failure(why), (label, reply, why)
+            assert "hedge" in why, (label, reply, why)

@@ -1,4 +1,5 @@
-"""The answer-line reader (run/answerlines.py): tolerant of form, strict on content; and issue 18's examples."""
+"""The answer-line reader (run/answerlines.py): tolerant of markup, strict on content (revision 5: a judged line
+holds its value alone); and issue 18's examples, restated."""
 
 from __future__ import annotations
 
@@ -14,8 +15,14 @@ from pytest_agentic.run.records import FailureMode
 from .test_answer_corpus import instance, judged, steps
 
 
+#: A port as task_08 lets its line write it (``port 8288``, ``8288/tcp``).
+_PORT = rf"(?:(?:tcp\s*)?port\s*[:#=]?\s*)?{answerlines.INTEGER}(?:\s*/\s*tcp)?"
+#: Cents as task_04 lets its line write them.
+_CENTS = rf"{answerlines.INTEGER}(?:\s*(?:cents?|\u00a2))?"
+
+
 def _int(text: str) -> int:
-    return answerlines.integer(text, "answer", "ANSWER:")
+    return answerlines.integer(text, "answer", "ANSWER:", _PORT)
 
 
 @pytest.mark.parametrize("text", [
@@ -34,9 +41,6 @@ def _int(text: str) -> int:
     "### Answer: 8288",
     "ANSWER: port 8288",
     "ANSWER: 8288/tcp",
-    "ANSWER: 8288 (from config/v2/ledger.yaml)",
-    "ANSWER: 8288 [config/v2/ledger.yaml]",
-    "ANSWER: 8288 \u2014 read from config/v2/ledger.yaml",
     "ANSWER: \u201c8288\u201d",
     "ANSWER: <b>8288</b>",
     "ANSWER: $\\boxed{8288}$",
@@ -47,35 +51,65 @@ def _int(text: str) -> int:
     "ANSWER \u2013 8288",
     "ANSWER\uff1a8288",
     "**ANSWER** - `8288`",
-    "- ANSWER - 8288 (from config/v2/ledger.yaml)",
     "ANSWER=8288",
     "Port 8693 is the backup's and 9001 the default's.\n\nANSWER: 8288",
     "<think>ANSWER: 8693? no...</think>\nIt is the v2 file.\nANSWER: 8288",
-    "ANSWER: 8288\nANSWER: 8288 (same as above)",
     "```\nANSWER: 8288\n```",
     "ANSWER: 8288\n\nLet me know if you need the other services' ports too.",
+    "ANSWER: 8288\nANSWER: 8288",
+    "ANSWER: 8288 \u2705",  # a symbol is no word
+    "ANSWER: 8288\n\n(Let me know if you need more.)",  # a blank line between: free text
 ])
 def test_a_line_is_read_whatever_its_form(text):
     assert _int(text) == 8288
 
 
+@pytest.mark.parametrize("text", [
+    # a note on the line, whatever it says (issue 33, cases 1-3: the other candidate in words)
+    "ANSWER: 8288 (from config/v2/ledger.yaml)",
+    "ANSWER: 8288 [config/v2/ledger.yaml]",
+    "ANSWER: 8288 \u2014 read from config/v2/ledger.yaml",
+    "- ANSWER - 8288 (from config/v2/ledger.yaml)",
+    "ANSWER: 8288 (eighty-eighty if the legacy file is still live)",
+    "ANSWER: 8288 (or 8693 on hosts not yet migrated)",
+    "ANSWER: 8288 (not 8693: that is the backup)",
+    "ANSWER: 8288 \u2014 8693 is the backup's",
+    "ANSWER - 8288 [8693 on old hosts]",
+    "ANSWER: 8288 -- as asked",
+    "ANSWER: 8288\nANSWER: 8288 (same as above)",
+    # after "or", or any words beyond the value's form
+    "ANSWER: 8288 or eighty-eighty",
+    "ANSWER: 8288 or the legacy port",
+    "ANSWER: 8288 from the v2 file",
+    "ANSWER: 8288, probably",
+    "ANSWER: 8288 \u516b\u5343",  # words in another script
+    # a note alone in brackets right under the line, a footnote the value points to
+    "ANSWER: 8288\n(or the legacy one)",
+    "ANSWER: 8288\n[as asked]",
+    "ANSWER: 8288[^1]\n\n[^1]: eighty-eighty on old hosts",
+    "ANSWER: 8288 [^note]\n\n[^note]: as read from the v2 file",
+])
+def test_a_note_or_other_words_put_the_line_out_of_form(text):
+    with pytest.raises(AssertionError) as info:
+        _int(text)
+    assert answerlines.is_format_failure(f"AssertionError: {info.value}"), info.value
+
+
 @pytest.mark.parametrize(("text", "value"), [
-    ("VALUE: 1,790", 1790), ("VALUE: 1790 cents", 1790), ("VALUE: 1\u202f790 cents (\u00a317.90)", 1790),
+    ("VALUE: 1,790", 1790), ("VALUE: 1790 cents", 1790), ("VALUE: 1\u202f790 cents", 1790),
     ("VALUE: 1790.", 1790), ("value : **1,790** cents", 1790),
 ])
 def test_numbers_are_read_with_grouping_and_units(text, value):
-    assert answerlines.integer(text, "value", "VALUE:") == value
+    assert answerlines.integer(text, "value", "VALUE:", _CENTS) == value
+    with pytest.raises(AssertionError, match="answer_format"):  # a unit the form does not name is a word
+        answerlines.integer(text + " (\u00a317.90)", "value", "VALUE:", _CENTS)
 
 
 @pytest.mark.parametrize("text", [
     "ANSWER: 8288 or 8693",
     "ANSWER: 8288, 8693",
-    "ANSWER: 8288 (or 8693 on hosts not yet migrated)",
-    "ANSWER: 8288 (check 8693 too on old hosts)",
-    # one rule, whatever the words: a note that names another candidate is a hedge, even to set it aside
-    "ANSWER: 8288 (not 8693: that is the backup)",
-    "ANSWER: 8288 \u2014 8693 is the backup's",
-    "ANSWER - 8288 [8693 on old hosts]",
+    "ANSWER: 8288 or maybe 8693",  # a second candidate in the value itself stays a hedge
+    "ANSWER: port 8288 / port 8693",
     "ANSWER: 8288\n\nANSWER: 8693",
     "**Answer:** 8288\n...\n- answer: 8693",
 ])
@@ -88,7 +122,7 @@ def test_two_candidates_are_a_hedge(text):
 
 @pytest.mark.parametrize("separator", [":", " :", " - ", " = ", "=", " \u2014 ", "-"])
 @pytest.mark.parametrize("wrap", ["{label}{sep} 8288", "**{label}**{sep} 8288", "`{label}{sep} 8288`",
-                                  "```\n{label}{sep} 8288\n```", "{label}{sep} 8288 (from the v2 file)"])
+                                  "```\n{label}{sep} 8288\n```", "{label}{sep} **8288**."])
 def test_the_separator_may_be_a_colon_a_dash_or_an_equals_sign(separator, wrap):
     assert set(answerlines.SEPARATORS) == {":", "-", "="}
     assert _int(wrap.format(label="ANSWER", sep=separator)) == 8288
@@ -109,17 +143,16 @@ def _both(text: str) -> tuple:
 
 def test_a_sheet_reads_every_field_in_its_order():
     assert _both("FUNCTION: a/b.py:fee\nVALUE - 1,790 cents") == (1790, "a/b.py:fee")
-    # context that the parser does not read as a candidate is allowed, on any line
-    assert _both("VALUE: 1790 (cents)\nFUNCTION: a/b.py:fee (via quote())") == (1790, "a/b.py:fee")
-    # naming the given candidate of another field again is no hedge
-    assert _both("VALUE: 1790 (from a/b.py:fee)\nFUNCTION: a/b.py:fee (returns 1790)") == (1790, "a/b.py:fee")
+    # a note on any line puts it out of form, even one that names no other candidate
+    for text in ("VALUE: 1790 (cents)\nFUNCTION: a/b.py:fee", "VALUE: 1790\nFUNCTION: a/b.py:fee (via quote())",
+                 "VALUE: 1790 (from a/b.py:fee)\nFUNCTION: a/b.py:fee"):
+        with pytest.raises(AssertionError, match="answer_format"):
+            _both(text)
 
 
 @pytest.mark.parametrize("text", [
-    "VALUE: 1790\nFUNCTION: a/b.py:fee (via a/__init__.py:quote; alt. a/c.py:fee)",  # issue 24, case 4
-    "VALUE: 1790\nFUNCTION: a/b.py:fee (not a/c.py:fee)",
-    "VALUE: 1790 (a/c.py:fee gives 2100)\nFUNCTION: a/b.py:fee",  # another field's candidate on a line
-    "VALUE: 1790\nFUNCTION: a/b.py:fee (2100 from the other one)",
+    "VALUE: 1790 a/c.py:fee\nFUNCTION: a/b.py:fee",  # another field's candidate on a line
+    "VALUE: 1790\nFUNCTION: a/b.py:fee 2100",
     "VALUE: 1790\nFUNCTION: a/b.py:fee or a/c.py:fee",
 ])
 def test_a_second_candidate_of_any_field_on_any_judged_line_is_a_hedge(text):
@@ -133,7 +166,7 @@ def test_an_optional_field_may_be_left_out_but_not_named():
     value = answerlines.Field("value", "VALUE:", answerlines.integers)
     assert answerlines.sheet("VALUE: 1790", value, optional) == (1790, None)
     with pytest.raises(AssertionError, match="hedge"):
-        answerlines.sheet("VALUE: 1790 (a/b.py:fee)", value, optional)
+        answerlines.sheet("VALUE: 1790 a/b.py:fee", value, optional)
     with pytest.raises(AssertionError, match="answer_format"):
         answerlines.sheet("FUNCTION: a/b.py:fee", value, optional)
 
@@ -197,9 +230,9 @@ def _issue_06(seed: int, line: str | None = None) -> str:
 
 
 @pytest.mark.parametrize("seed", [11, 12])
-def test_the_task_06_answers_of_issue_18_restated_for_revision_4(seed):
-    """Revision 4's closed form: the line names the one rule implemented. Issue 18's line names both
-    readings (nearest, up) and is now a hedge; the same answer with its rule on the line passes."""
+def test_the_task_06_answers_of_issue_18_restated_for_revision_5(seed):
+    """Revision 5's closed form: the line names the one rule implemented, and nothing else. Issue 18's line
+    carries notes and is out of form; the same answer with its rule alone on the line passes."""
     inst = instance("06", seed)
     module, fn = inst.expected["module"], inst.expected["function"]
     arg = re.search(r"def \w+\((\w+)", inst.files[module])[1]
@@ -208,8 +241,10 @@ def test_the_task_06_answers_of_issue_18_restated_for_revision_4(seed):
     solution = [ToolCall("fs_read", {"path": "TICKET.md"}), ToolCall("fs_read", {"path": module}),
                 ToolCall("fs_write", {"path": module, "content": source}), ToolCall("run_tests", {"path": "."})]
     why = judged("06", seed, [*solution, Final(_issue_06(seed))])
-    assert why is not None and "hedge" in why, why
-    assert judged("06", seed, [*solution, Final(_issue_06(seed, "ASSUMPTION: up (the tariff)"))]) is None
+    assert why is not None and answerlines.is_format_failure(why), why
+    why = judged("06", seed, [*solution, Final(_issue_06(seed, "ASSUMPTION: up (the tariff)"))])
+    assert why is not None and answerlines.is_format_failure(why), why
+    assert judged("06", seed, [*solution, Final(_issue_06(seed, "ASSUMPTION: up"))]) is None
 
 
 def test_the_task_08_hedge_of_issue_18_fails():
@@ -219,10 +254,13 @@ def test_the_task_08_hedge_of_issue_18_fails():
     prose = (f"So the {service} service listens on TCP port {port}. If a host hasn't picked up the v2 migration "
              f"yet, it would still use the pre-migration setting from `config/{service}.yaml.bak`, port {stale}, "
              f"so check both {port} and {stale} on such hosts.\n\n")
-    for lines in (f"ANSWER: {port} (check both {port} and {stale} on hosts without the v2 migration)",
-                  f"ANSWER: {port} or {stale}", f"ANSWER: {port}\nANSWER: {stale} (hosts not yet migrated)"):
+    for lines in (f"ANSWER: {port} or {stale}", f"ANSWER: {port}\nANSWER: {stale}"):
         why = judged("08", 13, [*steps(inst), Final(prose + lines)])
         assert why is not None and "hedge" in why, (lines, why)
+    for lines in (f"ANSWER: {port} (check both {port} and {stale} on hosts without the v2 migration)",
+                  f"ANSWER: {port}\nANSWER: {port} (hosts migrated)"):  # revision 5: a note is out of form
+        why = judged("08", 13, [*steps(inst), Final(prose + lines)])
+        assert why is not None and answerlines.is_format_failure(why), (lines, why)
     # the same prose with one port on its line is the right answer: the prose is free
     assert judged("08", 13, [*steps(inst), Final(prose + f"ANSWER: {port}")]) is None
 

@@ -87,24 +87,24 @@ def test_the_leaderboard_names_the_tasks_that_differ_between_revisions(tmp_path,
     assert "differs" not in capsys.readouterr().out
 
 
-#: The content hashes of revision 3's canonical instances (seed 0), as its campaigns recorded them.
-REVISION_3 = {
-    "task_01": "a4ea52c21fa64aa807768cc4609e11103331b7641beea5f5cbe65372c593059a",
-    "task_02": "4fd949213cd1dbc5ceca904ab6185e7ba309c27b64faa8db17ee0ae9ca9b6e70",
-    "task_03": "609b8ad80087a400874250c738bbb999752ed978e77c524f03e2e871ee4da3cf",
-    "task_04": "2cc86388e3bfc558a71e2c69233dd586a6780fb4eba278f48f6716ea7cd5125e",
-    "task_05": "eb1b2bd2b3c7abf82fcebda564372bfe117972c9167dd56275bdd4ce3d4ac66a",
-    "task_06": "6fe1deddb3eb3dbef5e5c6d2e89fe3316a4959c8d6017a6aaa4d41ae717be957",
+#: The content hashes of revision 4's canonical instances (seed 0), as its campaigns recorded them.
+REVISION_4 = {
+    "task_01": "fb3a06fbd8428f6896956d5460445c97dc3784d8ecfc99e9321a89aa5fdb20c7",
+    "task_02": "e309c65816ce46a59b0dd60bada65536e872c4c5984cd02f48f5529bcdc9a934",
+    "task_03": "28ee1b756c286c8e7875f4961aa5fce8678504b7d4042f07c28c14dc96eb8d54",
+    "task_04": "a1504a6087ad045a9ed4792d0e8c2a6881183148b9ee5c6f0b5b894956ff2f3d",
+    "task_05": "9f80588d8856833c2f8e67d67fefc4786a7afa9e7fbda536efef58daf792324c",
+    "task_06": "a81d96db9783d845fd0b048bd282f594fd6ffd947fe3916567a426259bce56d8",
     "task_07": "5c7fd89c29b34408d8d3f1033eeef9656cc9e426796f72e5d62b4f67792e2715",
-    "task_08": "eaca7cea9158c1aba533cc2e1ad9cca7408539a7bf5d092324c10da102ff6822",
-    "task_09": "6840c1f1ab63b342b34b7cec9daa5b8954673bac2cea9d4b5b9b7cfa527e6a25",
-    "task_10": "208afb8c69ca7f02410428d003577a18b4b23da822090eb262c2dbe77c5ea056",
+    "task_08": "773954a7da842452c86302c610400ef0dd52c3f6afe1ad63efc8f036a5fc0bea",
+    "task_09": "8870c9184b2d74e891d55f9e411cb0049eb361be2dfc18390f0b8b7fce531cf9",
+    "task_10": "ac6e241c630485b24846418714528a3c6b7772fa902678d1cd7aca69686cacdd",
 }
-#: What revision 4 changed (issue 24): the answer tasks whose lines or contract it restated, and the workspace
-#: tasks whose held-out cases it widened (01, 05) ...
-REVISED_IN_4 = {"task_01", "task_02", "task_03", "task_04", "task_05", "task_06", "task_08", "task_09", "task_10"}
-#: ... and what it left alone.
-KEPT_IN_4 = {"task_07"}
+#: What revision 5 changed (issue 33): the answer tasks, whose prompts say that each answer line holds only its
+#: value and whose references and near-misses carry no note (task_04 also its layouts, task_06 its ticket) ...
+REVISED_IN_5 = {"task_03", "task_04", "task_06", "task_08", "task_09", "task_10"}
+#: ... and what it left alone: the tasks judged by the workspace alone.
+KEPT_IN_5 = {"task_01", "task_02", "task_05", "task_07"}
 
 
 def _today() -> dict[str, str]:
@@ -114,44 +114,45 @@ def _today() -> dict[str, str]:
             for p in sorted((ROOT / "tasks").glob("test_task_*.py"))}
 
 
-def test_revision_4_is_named_with_the_tasks_it_changed_by_compare_and_the_leaderboard(tmp_path, capsys):
+def test_revision_5_is_named_with_the_tasks_it_changed_by_compare_and_the_leaderboard(tmp_path, capsys):
     from pytest_agentic.verdicts import leaderboard
 
-    assert BENCHMARK_REVISION == 4
+    assert BENCHMARK_REVISION == 5
     today = _today()
-    changed = {t for t, h in REVISION_3.items() if today[t] != h}
-    assert REVISED_IN_4 <= changed and not KEPT_IN_4 & changed, sorted(changed)
-    tasks = dict.fromkeys(REVISION_3, 3)
+    changed = {t for t, h in REVISION_4.items() if today[t] != h}
+    assert changed == REVISED_IN_5 and not KEPT_IN_5 & changed, sorted(changed)
+    tasks = dict.fromkeys(REVISION_4, 3)
     then, now = scores(tasks), scores(tasks)
     for r in then:
-        r["task_hash"] = REVISION_3[r["task"]]
+        r["task_hash"] = REVISION_4[r["task"]]
     for r in now:
         r["task_hash"] = today[r["task"]]
-    result = compare.compare(then, now, then_id="r3", now_id="r4", revisions=(3, BENCHMARK_REVISION))
+    result = compare.compare(then, now, then_id="r4", now_id="r5", revisions=(4, BENCHMARK_REVISION))
     rows = {row["task"].split()[0]: row["change"] for row in compare.task_rows(result)}
-    assert {t for t, change in rows.items() if change.endswith("revision 3 -> 4")} == changed
-    assert f"revision 3 then, revision 4 now; content hash differs: {', '.join(sorted(changed))}" in \
+    assert {t for t, change in rows.items() if change.endswith("revision 4 -> 5")} == changed
+    assert {t for t, change in rows.items() if change == "flat"} == KEPT_IN_5
+    assert f"revision 4 then, revision 5 now; content hash differs: {', '.join(sorted(changed))}" in \
         result.models[0].sentence()
     root = tmp_path / "results"
-    for name, revision, hashes in (("r3", 3, REVISION_3), ("r4", 4, today)):
+    for name, revision, hashes in (("r4", 4, REVISION_4), ("r5", 5, today)):
         write_campaign(root / name, scores(tasks), benchmark_revision=revision,
                        tasks={t: {"content_hash": h} for t, h in hashes.items()})
     assert leaderboard.main([str(root)]) == 0
     out = capsys.readouterr().out
-    said = {line.split()[1] for line in out.splitlines() if "differs between the campaigns (revision 3: r3; "
-            "revision 4: r4)" in line}
+    said = {line.split()[1] for line in out.splitlines() if "differs between the campaigns (revision 4: r4; "
+            "revision 5: r5)" in line}
     assert said == changed, out
 
 
-def test_a_rescore_of_a_revision_3_campaign_names_the_tasks_revision_4_changed(tmp_path):
+def test_a_rescore_of_a_revision_4_campaign_names_the_tasks_revision_5_changed(tmp_path):
     from pytest_agentic.verdicts import rescore
 
     today = _today()
-    changed = {t for t, h in REVISION_3.items() if today[t] != h}
-    old = scores(dict.fromkeys(REVISION_3, 3), runs=1)
+    changed = {t for t, h in REVISION_4.items() if today[t] != h}
+    old = scores(dict.fromkeys(REVISION_4, 3), runs=1)
     for r in old:
-        r["task_hash"] = REVISION_3[r["task"]]
-    folder = write_campaign(tmp_path / "r3", old, benchmark_revision=3, models=[{"name": "m", "model": "x/m"}])
+        r["task_hash"] = REVISION_4[r["task"]]
+    folder = write_campaign(tmp_path / "r4", old, benchmark_revision=4, models=[{"name": "m", "model": "x/m"}])
     for r in old:
         path = folder / r["transcript"]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,3 +168,7 @@ def test_a_rescore_of_a_revision_3_campaign_names_the_tasks_revision_4_changed(t
     text = rescore.markdown(replay, records)
     assert f"Changed since the campaign (content hash differs; the recorded calls were replayed on today's " \
            f"instance): {', '.join(sorted(changed))}." in text
+    # the replies answered revision 4's prompts: the note names both revisions and the tasks whose prompt changed
+    prompts = [{**r, "tags": {"prompt_changed": True}} for r in records if r["task"] in changed]
+    note = rescore.prompt_note(replay, prompts)
+    assert note is not None and "(revision 4)" in note and "(revision 5)" in note and ", ".join(sorted(changed)) in note

@@ -47,15 +47,16 @@ TASK_IDS = [t for t, (stem, _) in TASKS.items() if (TASKS_DIR / f"{stem}.py").is
 #: solutions. A change here is a change of the benchmark: bump it on purpose, never just
 #: to make this test pass. Revision 3 (issue 18) re-pinned tasks 03, 04, 06 and 10: answer lines.
 #: Revision 4 (issue 24) re-pinned tasks 03, 04 and 06: one hedge rule stated; task_06's closed form.
-#: Revision 5 (issue 33) re-pinned task_06: its ticket states how many smaller units make one larger.
+#: Revision 5 (issue 33) re-pinned tasks 03, 04, 06 and 10: each answer line holds only its value (prompts,
+#: references and near-misses without notes); task_04's layout of packages; task_06's ticket states its units.
 PINNED = {
     "task_01": "7f7989d0e2c45561337c41b60d5ae344f163a5fdf4f937eeecbce433b741606a",
     "task_02": "26ba2f16d17fcf10afee5b096b820e78de0d5019037f9e6e2beb969c62946170",
-    "task_03": "25ff969c36a74d6375240595a05f5ba2a4fda7c6faaff897a8206a97e1d2a7c5",
-    "task_04": "a63524bfa403110d2b3d89b735f8bf036a92e1224acfddf341ea99c8d9e92fbf",
+    "task_03": "f433293b31f61ec5706bc34de72485b6913cdbe6ee136acf938f397b7821d11b",
+    "task_04": "a93a14fccc1a66d6003ea421933e53a443a5960fd77afda6c3e68993d2a3e84c",
     "task_05": "52b48b81e2f87deabab511b82b407ef2a7f16c7b0db49cd6326507d3021ec8a7",
-    "task_06": "c29a871e9ed331d98a73606523834ead8a43e7118364244b89443393e9f12a67",
-    "task_10": "66086704e087804728a3813c767b2f4ff5e07ca26d767d382370bceab02d9f84",
+    "task_06": "6f80243193a68d8a0326e2efeb84fcdc2a2dce9cec8cab622295b52f65a62964",
+    "task_10": "24197d4cf163ae9ff10e6b653e6fd25ade9f34d2c54526ad896bd43c5a71cf7b",
 }
 
 #: Checkers that run subprocesses get fewer random seeds, to keep this file quick.
@@ -300,7 +301,7 @@ def _alternatives(task_id: str, inst: TaskInstance) -> dict[str, list]:
                 ToolCall("fs_write", {"path": f"test_{module}", "content": inst.files[f"test_{module}"]
                                       + f"\n\ndef test_started_unit():\n    assert {exp['function']}(1) == 1\n"}),
                 ToolCall("run_tests", {"path": "."}),
-                Final("I added a test for it.\nASSUMPTION: up (every started unit is charged in full)")],
+                Final("I added a test for it; every started unit is charged in full.\nASSUMPTION: up")],
             "assumes_nearest": [ToolCall("fs_write", {"path": module, "content": nearest}),
                                 Final("Tests pass. The product owner's wording wins: values are rounded to the nearest "
                                       "unit, not charged per started unit.\n\nASSUMPTION: nearest")],

@@ -3,39 +3,39 @@
 A prompt states the form of its answer: labelled lines at the end of the reply, one fact each
 (``ANSWER: 8288``; ``VALUE: 4197`` and ``FUNCTION: shop/shipping/banded.py:fee``). Every judged
 line has a closed form: an id, a number, an identifier, a path, or one word from a set the prompt
-defines; a task gives the parser of that form (``Field.candidates``), and nothing else on the line
-is read. The reply's other text is free and never judged: it may reason, name every other candidate
-to rule it out, quote logs and add side figures.
+defines; a task gives the parser of that form (``Field.candidates``) and the form as written
+(``Field.form``). The reply's other text is free and never judged: it may reason, name every other
+candidate to rule it out, quote logs and add side figures, above the answer lines.
 
-**The form rule** (tolerant, the same on every task):
+**The form rule** (revision 5, the same on every task): a judged line holds its value alone.
 
 - a line counts wherever it stands after the reasoning block (``<think>...</think>``; see
   :func:`~pytest_agentic.run.answers.final_claim`), in or out of a code block: the prompt asks for
-  the lines at the end, but a sign-off or an offer after them is free text like the rest;
+  the lines at the end, but a sign-off or an offer on the lines after them is free text like the rest;
 - the label is matched whatever its case and spacing, after list bullets, numbers, quote markers,
   heading marks or an emoji, inside Markdown emphasis or a code span (``**Answer:** `8288```, ``> - answer : 8288``);
 - the label's separator may be a colon, a dash or an equals sign (:data:`SEPARATORS`:
   ``ANSWER: 8288``, ``ANSWER - 8288``, ``ANSWER = 8288``; also a full-width colon, an en or em dash);
-- the value loses its emphasis, code spans, HTML and LaTeX wrappers, surrounding quotes, a
-  trailing period and a note after it, in brackets or after a spaced dash (``8288 (from config/v2)``,
-  ``4197 \u2014 the banded fee``); numbers may be grouped (``1,790``) and carry their unit
+- the value may keep its emphasis, code spans, HTML and LaTeX wrappers, surrounding quotes and a
+  trailing period; numbers may be grouped (``1,790``) and carry the unit their form allows
   (``1790 cents``, ``port 8288``);
+- **a note puts the line out of form**, whatever it says, because no note is read: one in brackets
+  (``8288 (from config/v2)``), after a spaced dash (``4197 \u2014 the banded fee``), a note alone in
+  brackets on the line right under it, or a footnote the value points to (``8288[^1]``)
+  (:func:`_attached_notes`); so do words beyond the value's closed form (``8288 or eighty-eighty``,
+  ``8288 from the new file``): the line fails as ``answer_format`` (:func:`alone`);
 - a line ends where another of the task's labels starts (``ASSUMPTION: ... QUESTION: ...`` on one
   line is two lines): each line is read only under its own label.
 
 **The hedge rule** (strict, the same on every task): the judged lines together name exactly one
 candidate of each judged kind. A line is a hedge, and fails as a wrong answer, when its value offers
-two candidates (``8288 or 8693``), when two lines of one label disagree, or when a line, its note
-included, names any candidate of a judged kind other than the one given for that kind, whatever the
-words around it (``8288 (or 8693)``, ``8288 (not 8693)``, ``fee (alt. standard.py:fee)``); a note
-alone in brackets on the next line, and a footnote the value points to (``8288[^1]``), are the line's
-note as much as one on it (:func:`_attached_notes`). A
-candidate is what the kind's parser reads (its ``mentions``, by default its ``candidates``), so
-context that the parser does not read as a candidate (``via quote()``, a bare function name where
-the form is ``path.py:function``) is allowed; no word ("or", "not", "maybe") is read. Prompts
-say that the lines hold the answer alone.
+two candidates (``8288 or 8693``), when two lines of one label disagree, or when a judged line names
+any candidate of a judged kind other than the one given for that kind (a function on the value's
+line). A candidate is what the kind's parser reads (its ``mentions``, by default its ``candidates``);
+no word ("or", "not", "maybe") is read. Prompts say that each answer line holds only its value
+(:data:`ALONE`).
 
-A missing line, or one that holds no candidate, fails as ``wrong_answer`` with the tag
+A missing line, one that holds no candidate, or one out of form fails as ``wrong_answer`` with the tag
 ``answer_format`` (:data:`TAG`): the reply was not in the stated form, which is not the same thing
 as a wrong value.
 
@@ -64,7 +64,18 @@ _SEPARATOR = r"(?::|\uff1a|=|(?:--?|\u2013|\u2014)(?=\s))"  # a dash stands apar
 #: emoji or another symbol ("\u2705 ANSWER: 8288").
 _LEAD = r"^[ \t]*(?:(?:>|[-*+\u2022]|\d{1,2}[.)]|#{1,6}|[^\w\s`*_<])[ \t]*)*"
 _WRAP = r"(?:\*\*|__|[*_`])*"
-_NOTE = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\])\s*|\s+(?:\u2014|\u2013|--?)\s+.*$")
+#: A function's argument list glued to its name (``fee()``, ``fee(order)``): part of the value, not a note.
+_ARGS = r"\((?:\s*\w+\s*(?:,\s*\w+\s*)*)?\)"
+_PAREN = r"\((?:[^()]|\([^()]*\))*\)"  # one level of nesting: "(via quote())"
+_BRACKET = r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
+#: A note: in brackets (not a glued argument list), one left open to the end, or after a spaced dash.
+_NOTE = re.compile(rf"\s*(?:(?<![A-Za-z_]){_PAREN}|(?<=[A-Za-z_])(?!{_ARGS}){_PAREN}|{_BRACKET})\s*"
+                   r"|\s+[(\[][^()\[\]]*$|\s+(?:\u2014|\u2013|--?)\s+.*$")
+#: The sentence every answer task's prompt says, after its answer lines (revision 5).
+ALONE = ("Put any explanation above the answer lines: each answer line holds only its value, with no note, "
+         "bracket, comment or other words after it.")
+#: An integer as a line may write it, grouped or not (``8288``, ``1,790``): a piece of a :attr:`Field.form`.
+INTEGER = r"[-+]?(?:\d{1,3}(?:[,_]\d{3})+|\d+)"
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[,_]\d{3})+(?![\d])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 #: A closed form's parser: the candidates a text offers, in order, each comparable (an int, an id).
@@ -79,7 +90,7 @@ class Line(NamedTuple):
     value: str
     #: What the line adds in brackets or after a dash ("from config/v2"), or "".
     note: str
-    #: The whole value as written, clean of markup, note included: what the hedge rule reads.
+    #: The whole value as written, clean of markup, note included.
     text: str
 
 
@@ -92,12 +103,16 @@ class Field(NamedTuple):
     shown: str
     #: What a value offers: the candidates of the closed form (ports, ids, functions) read from it.
     candidates: Parser
-    #: What a line or its note names of this kind, for the hedge rule; ``None``: the same as ``candidates``.
+    #: What a judged line names of this kind, for the hedge rule; ``None``: the same as ``candidates``.
     #: A task gives a wider reader where a looser spelling still names a candidate ("standard.fee").
     mentions: Parser | None = None
     #: Whether the reply must hold this line; an optional field without a line is given as None, and
     #: then any candidate of its kind on another judged line is a hedge.
     required: bool = True
+    #: The value as its closed form writes it: a regular expression (any case) of one candidate with the
+    #: words that may stand around it (a unit, ``1790 cents``; ``port 8288``). A word the line holds beyond
+    #: it puts the line out of form (:func:`alone`). ``None``: any words (a refusal is words).
+    form: str | None = None
 
 
 def unreadable(message: str) -> NoReturn:
@@ -173,7 +188,7 @@ _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
 def _attached_notes(body: str, end: int, value: str) -> list[str]:
     """The notes of a judged line written off the line: lines that are a note alone right under it (no blank
     line between), and the text of the footnotes its value refers to (``q-e90f[^1]`` and ``[^1]: ...``). Either
-    is the line's note as much as one in brackets on the line, and the hedge rule reads it."""
+    is the line's note as much as one in brackets on the line, and puts it out of form (:func:`alone`)."""
     notes = []
     for following in body[end:].split("\n")[1:]:
         m = _NOTE_LINE.match(following)
@@ -185,6 +200,20 @@ def _attached_notes(body: str, end: int, value: str) -> list[str]:
         if defined:
             notes.append(defined.group(1).strip())
     return [n.replace("(", " ").replace(")", " ") for n in notes if n]
+
+
+def alone(line: Line, shown: str, form: str | None = None) -> None:
+    """Fail a judged line that holds more than its value, as ``answer_format``: a note (in brackets, after a
+    spaced dash, alone in brackets on the line under it, a footnote the value points to), whatever it says,
+    or a word beyond ``form``, the value's closed form as written (``8288 or eighty-eighty``)."""
+    if line.note.strip():
+        unreadable(f"the `{shown}` line carries a note ({line.text!r}): a judged line holds its value alone, "
+                   "and no note is read")
+    if form is not None:
+        rest = re.sub(form, " ", line.value, flags=re.IGNORECASE)
+        if re.search(r"[^\W_]", rest):
+            unreadable(f"the `{shown}` line holds more than its value ({line.value!r}): a judged line holds its "
+                       "value alone, in its closed form")
 
 
 def number(value: str) -> list[int | float]:
@@ -204,9 +233,10 @@ def sheet(text: str, *fields: Field) -> tuple[Any, ...]:
     """The one candidate each field's lines give, in the order of ``fields``; fails the run otherwise.
 
     The form rule and the hedge rule of this module's docstring, applied to all ``fields`` at once:
-    no line of a required field, or lines with no candidate, fails as ``answer_format``; a value with two candidates,
-    lines of one label that disagree, or any line (note included) that names a candidate of any
-    field other than the one given for that field, fails as a hedge."""
+    no line of a required field, lines with no candidate, a line with a note or with words beyond its
+    field's form, fail as ``answer_format``; a value with two candidates, lines of one label that
+    disagree, or any line that names a candidate of any field other than the one given for that field,
+    fails as a hedge."""
     labels = [f.label for f in fields]
     read = {f.label: find(text, f.label, [o for o in labels if o != f.label]) for f in fields}
     given: list[Any] = []
@@ -217,6 +247,9 @@ def sheet(text: str, *fields: Field) -> tuple[Any, ...]:
             continue
         if not lines:
             unreadable(f"the reply has no `{f.shown}` line")
+        for line in lines:  # a line that offers a candidate, in its value or its note, is judged
+            if line.note.strip() and f.candidates(line.text):
+                alone(line, f.shown)
         found: list[Hashable] = []
         for line in lines:
             offered = _distinct(f.candidates(line.value))
@@ -233,19 +266,22 @@ def sheet(text: str, *fields: Field) -> tuple[Any, ...]:
         mentions = f.mentions or f.candidates
         for g in fields:
             for line in read[g.label]:
-                extra = [c for c in _distinct(mentions(line.text)) if c != answer]
+                extra = [c for c in _distinct(mentions(line.value)) if c != answer]
                 if extra:
-                    where = "line's note" if extra[0] in mentions(line.note) else "line"
                     raise AssertionError(
-                        f"the `{g.shown}` {where} names {extra[0]} besides "
+                        f"the `{g.shown}` line names {extra[0]} besides "
                         f"{'nothing' if answer is None else answer} ({line.text!r}): "
                         "a second candidate on a judged line is a hedge")
+    for f in fields:  # one candidate, no hedge: now the words beyond the value's form
+        for line in read[f.label]:
+            if f.candidates(line.value):
+                alone(line, f.shown, f.form)
     return tuple(given)
 
 
-def read(text: str, label: str, shown: str, candidates: Parser) -> Any:
+def read(text: str, label: str, shown: str, candidates: Parser, form: str | None = None) -> Any:
     """The one candidate the ``label`` lines of ``text`` give (a sheet of one field; see :func:`sheet`)."""
-    return sheet(text, Field(label, shown, candidates))[0]
+    return sheet(text, Field(label, shown, candidates, form=form))[0]
 
 
 def integers(value: str) -> list[int]:
@@ -253,9 +289,9 @@ def integers(value: str) -> list[int]:
     return [int(n) for n in number(value) if float(n).is_integer()]
 
 
-def integer(text: str, label: str, shown: str) -> int:
-    """The one whole number the ``label`` lines give (``1,790``, ``1790 cents``, ``port 8288``)."""
-    return read(text, label, shown, integers)
+def integer(text: str, label: str, shown: str, form: str = INTEGER) -> int:
+    """The one whole number the ``label`` lines give (``1,790``; with the words ``form`` allows: ``port 8288``)."""
+    return read(text, label, shown, integers, form)
 
 
 def tokens(pattern: re.Pattern[str]) -> Parser:
@@ -263,9 +299,10 @@ def tokens(pattern: re.Pattern[str]) -> Parser:
     return lambda value: [m.group(1).lower() for m in pattern.finditer(value)]
 
 
-def token(text: str, label: str, shown: str, pattern: re.Pattern[str]) -> str:
-    """The one token (its group 1, lower-cased) the ``label`` lines give: an event or query id."""
-    return read(text, label, shown, tokens(pattern))
+def token(text: str, label: str, shown: str, pattern: re.Pattern[str], form: str | None = None) -> str:
+    """The one token (its group 1, lower-cased) the ``label`` lines give: an event or query id; alone on its
+    line, or with the words ``form`` allows (by default none)."""
+    return read(text, label, shown, tokens(pattern), pattern.pattern if form is None else form)
 
 
 def note(model: str, runs: Sequence[Mapping[str, Any]]) -> str | None:
@@ -278,5 +315,5 @@ def note(model: str, runs: Sequence[Mapping[str, Any]]) -> str | None:
             "its prose said; these are not wrong values")
 
 
-__all__ = ["SEPARATORS", "TAG", "Field", "Line", "Parser", "find", "integer", "integers", "is_format_failure", "note",
-           "number", "read", "sheet", "token", "tokens", "unreadable"]
+__all__ = ["ALONE", "INTEGER", "SEPARATORS", "TAG", "Field", "Line", "Parser", "alone", "find", "integer", "integers",
+           "is_format_failure", "note", "number", "read", "sheet", "token", "tokens", "unreadable"]

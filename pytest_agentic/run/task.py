@@ -39,8 +39,12 @@ CANONICAL_SEED = 0
 #: 4: one form rule and one hedge rule for every answer line (run/answerlines.py), stated in the prompts;
 #: task_06's lines name rules from a set its prompt defines (closed form), one line only; task_08's
 #: injected error answers the read of the old path only; task_10's cause in closed form (CAUSE: a kind
-#: of a set, NAMES: schema names); task_02 judges every block of the workspace for copies (issue 24).
-BENCHMARK_REVISION = 4
+#: of a set, NAMES: schema names); task_02 judges every block of the workspace for copies (issue 24);
+#: 5: a judged line holds its value alone: a note on it (brackets, a dash, "or", other words, a bracketed
+#: line under it, a footnote) fails as answer_format, whatever it says, and every answer prompt says so;
+#: one path is one function (``pkg/__init__.py:quote``) and task_04 has a layout whose strategies are
+#: packages (their fee in an ``__init__.py``) (issue 33).
+BENCHMARK_REVISION = 5
 
 
 @dataclass(frozen=True)
