@@ -35,7 +35,7 @@ import pytest
 
 from . import internals
 from .fixture import Agent, spent_message
-from .run.calls import connections, limiter
+from .run.calls import connections, limiter, turns
 from .run.pool import RunPool
 from .run.task import task_spec_of
 from .session import SESSION_KEY, AgenticSession
@@ -89,7 +89,9 @@ class Prefetcher:
         self.config = pytest_session.config
         pacing = pacing_of(session)
         self.caps = {name: cap for name, (_, cap, _) in pacing.items()}
-        self.pool = RunPool(sum(self.caps.values()), self.caps, gates)
+        # Runs over HTTP take turns at their CPU work, so a burst of answers is worked through in order and
+        # each run's next call leaves as soon as its own answer is read (``run.calls.turns``).
+        self.pool = RunPool(sum(self.caps.values()), self.caps, gates, turn_gate=turns.Gate() if gates else None)
         #: Prepared and not yet claimed, by node id; a claimed run leaves (memory stays bounded).
         self.agents: dict[str, Agent] = {}
         self._started: dict[str, threading.Event] = {}

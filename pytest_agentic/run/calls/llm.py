@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import os
 import random
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import limiter, refusals
+from . import limiter, refusals, turns
 from ..limits import Limits
 from ..models import ModelEntry
 
@@ -258,7 +259,8 @@ def call_model(
                                  retries, limited + 1) from refused.cause
             limited += 1
             limited_s += wait
-            sleep(wait)
+            with turns.waiting():
+                sleep(wait)
             continue
         except refusals.ModelRefusal as exc:  # the model's, not the endpoint's: no retry can fix it
             exc.retries = retries
@@ -277,7 +279,8 @@ def call_model(
                 raise InfraError(f"{_describe(exc)} (retry wait budget of {limits.max_retry_wait_s:g}s spent)", retries) from exc
             retry_budget[0] -= delay
             retries += 1
-            sleep(delay)
+            with turns.waiting():
+                sleep(delay)
             continue
         prompt, completion, invalid = _usage(response)
         cost = None if invalid else _cost(entry, response, prompt, completion)
@@ -305,7 +308,8 @@ def _gated(gate: limiter.ModelLimiter | None, never: tuple[type[BaseException], 
     """The completion under the model's limiter, which hears how it went; a rate-limit refusal is ``RateLimited``."""
     if gate is None:
         return _complete_within(litellm, kwargs, deadline_s)
-    slot = gate.acquire()
+    with turns.waiting():  # a slot may take a while: the run's turn goes to a run with work to do
+        slot = gate.acquire()
     try:
         response = _complete_within(litellm, kwargs, deadline_s)
     except Exception as exc:
@@ -341,7 +345,9 @@ def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) ->
         finally:
             done.set()
 
-    threading.Thread(target=target, name="agentic-model-call", daemon=True).start()
+    # In a copy of the run's context: the run's turn (``turns``) goes with the call, and the network wait gives it up.
+    threading.Thread(target=contextvars.copy_context().run, args=(target,), name="agentic-model-call",
+                     daemon=True).start()
     if not done.wait(deadline_s):
         raise CallTimeout(f"no complete reply within {deadline_s:g}s")
     if "error" in box:
