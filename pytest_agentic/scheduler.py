@@ -35,7 +35,7 @@ import pytest
 
 from . import internals
 from .fixture import Agent, spent_message
-from .run.calls import connections, limiter, turns
+from .run.calls import connections, limiter, llm, turns
 from .run.pool import RunPool
 from .run.task import task_spec_of
 from .session import SESSION_KEY, AgenticSession
@@ -70,6 +70,7 @@ def install_limiters(session: AgenticSession) -> dict[str, limiter.ModelLimiter]
             gates[name] = limiter.install(name, start, cap, adaptive)
     if gates:  # litellm's connection pool holds every call the limiters may allow at once
         connections.size_pool(sum(gate.aimd.cap for gate in gates.values()))
+        llm.register_prices([(e.model, e.price) for e in map(session.entry, gates) if e.price is not None])
     return gates
 
 
