@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from pytest_agentic.run.calls import turns
 from pytest_agentic.run.limits import Deadline
 
@@ -70,3 +72,24 @@ def test_a_run_s_threads_carry_its_turn_and_an_ended_run_takes_none() -> None:
     assert gate._held == {}
     with turns.waiting():  # no run: nothing to give up, nothing waited for
         pass
+
+
+def test_a_priced_model_registered_with_litellm_costs_the_same_there_as_here() -> None:
+    """Registered once per process, an entry's price is litellm's too: the two costs agree on every call."""
+    from pytest_agentic.run.calls import llm
+    from pytest_agentic.run.limits import Limits
+    from pytest_agentic.run.models import ModelEntry
+    from pytest_agentic.run.task import Final
+
+    from .fault_server import FaultServer
+
+    price = {"input_per_token": 3e-6, "output_per_token": 7e-6}
+    entry = ModelEntry(name="priced", model="openai/priced-turns-test", price=price)
+    llm.register_prices([(entry.model, price)])
+    llm.register_prices([(entry.model, price)])  # again: nothing new to tell litellm
+    with FaultServer({"Say ok.": [Final("ok")]}) as server:
+        outcome = llm.call_model(entry, api_base=server.api_base, messages=[{"role": "user", "content": "Say ok."}],
+                                 tools=[], metadata={}, limits=Limits(max_retries=0), retry_budget=[5.0])
+    ours = outcome.prompt_tokens * 3e-6 + outcome.completion_tokens * 7e-6
+    assert outcome.prompt_tokens > 0 and outcome.cost_usd == ours
+    assert outcome.response._hidden_params["response_cost"] == pytest.approx(ours, rel=1e-12)

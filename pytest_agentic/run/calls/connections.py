@@ -98,7 +98,17 @@ def _waiting(inner: Any) -> Any:
     class Waiting(httpx.BaseTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             with turns.waiting():
-                return inner.handle_request(request)
+                response = inner.handle_request(request)
+                if response.headers.get("content-type", "").startswith("text/event-stream"):
+                    return response  # a stream is read as it comes, by its reader
+                # The whole body, while waiting: the connection goes back to the pool now, not once
+                # the run has its turn again. Raw bytes, so the headers still describe them.
+                try:
+                    raw = b"".join(response.iter_raw())
+                finally:
+                    response.close()
+            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(raw),
+                                  request=request, extensions=response.extensions)
 
         def close(self) -> None:
             inner.close()
