@@ -51,6 +51,7 @@ class Gate:
         #: The turns held now: when each was granted (``time.monotonic``), by ticket.
         self._held: dict[int, float] = {}
         self._tickets = 0
+        self._watchdog: threading.Thread | None = None
         #: Turns granted beside turns held past ``stuck_s`` (for tests and benchmarks).
         self.overflowed = 0
 
@@ -64,17 +65,26 @@ class Gate:
                 return ticket
             event = threading.Event()
             self._waiters.append((ticket, event))
-        while not event.wait(self.stuck_s):
-            with self._lock:
-                if event.is_set():  # granted just now
-                    break
-                now = time.monotonic()
-                if self._waiters[0][0] == ticket and all(now - t >= self.stuck_s for t in self._held.values()):
-                    self._waiters.popleft()
-                    self._held[ticket] = now
-                    self.overflowed += 1
-                    break
+            if self._watchdog is None:
+                self._watchdog = threading.Thread(target=self._watch, name="agentic-turns-watchdog", daemon=True)
+                self._watchdog.start()
+        event.wait()  # no timeout: thousands of waiters cost nothing until their turn (the watchdog sees stuck turns)
         return ticket
+
+    def _watch(self) -> None:
+        """Every ``stuck_s`` while runs wait: when every turn held is older than that, let the next run in."""
+        while True:
+            time.sleep(self.stuck_s)
+            with self._lock:
+                if not self._waiters:
+                    self._watchdog = None
+                    return
+                now = time.monotonic()
+                if all(now - t >= self.stuck_s for t in self._held.values()):
+                    waiter, event = self._waiters.popleft()
+                    self._held[waiter] = now
+                    self.overflowed += 1
+                    event.set()
 
     def release(self, ticket: int) -> None:
         """Give a turn back; the turn goes straight to the longest waiter."""
