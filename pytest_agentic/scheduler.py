@@ -40,6 +40,11 @@ from .run.pool import RunPool
 from .run.task import task_spec_of
 from .session import SESSION_KEY, AgenticSession
 
+#: Finished runs waiting to be judged beyond which no further run starts: when answers come back faster than
+#: the test bodies judge them, starting more only lengthens the queue the session's end must still judge
+#: (at 3000 one-call runs answered at once: some 2000 runs, 20 s after the last answer). A few seconds of judging.
+BACKLOG = 256
+
 #: Where a call report carries its process's limiter news (plain dicts) to the controller.
 PACING_ATTR = "agentic_pacing"
 
@@ -107,6 +112,9 @@ class Prefetcher:
         self._worksteal = getattr(self.config.option, "dist", None) == "worksteal"
         self._factory = internals.tmp_path_factory(self.config)
         self._current: tuple[pytest.Item, pytest.Item | None] | None = None
+        #: Runs that finished and are not yet claimed by their test (``BACKLOG``), by node id.
+        self._finished: set[str] = set()
+        self._finished_lock = threading.Lock()
         _ = session.secrets  # read the environment once, here, not from the pool's threads
 
     @property
@@ -120,6 +128,8 @@ class Prefetcher:
             start = self._index.get(item.nodeid, len(self.items))
             end = min(len(self.items), start + self.window + 1)
             first = max(start, self._cursor)
+            # Past the backlog of finished runs the window waits for the judging to catch up (``BACKLOG``).
+            end = min(end, first + max(0, BACKLOG - self.backlog))
             self._cursor = max(self._cursor, end)
             return self.items[first:end]
         ahead = [nextitem] if nextitem is not None else []
@@ -127,6 +137,16 @@ class Prefetcher:
             with self._queue.lock() as queue:
                 ahead += [self.items[i] for i in list(queue)[: self.window] if isinstance(i, int)]
         return [item, *ahead][: self.window + 1]
+
+    @property
+    def backlog(self) -> int:
+        """Runs finished and not yet claimed by their test."""
+        return len(self._finished)
+
+    def _done(self, nodeid: str) -> None:
+        with self._finished_lock:
+            if nodeid in self.agents:
+                self._finished.add(nodeid)
 
     @staticmethod
     def eligible(item: pytest.Item) -> bool:
@@ -184,6 +204,7 @@ class Prefetcher:
         self._started[item.nodeid] = started
         self.agents[item.nodeid] = agent
         agent.future = self.pool.submit(case.model, lambda: self._job(agent, started))
+        agent.future.add_done_callback(lambda _: self._done(item.nodeid))
 
     def _job(self, agent: Agent, started: threading.Event) -> Any:
         # No run starts once the budget is spent: checked as each run starts, not when queued.
@@ -196,7 +217,9 @@ class Prefetcher:
     # -- the item's fixture ---------------------------------------------------------
     def claim(self, item: pytest.Item) -> Agent | None:
         """The run prepared for ``item``, once it has started (or was refused by the budget)."""
-        agent = self.agents.pop(item.nodeid, None)
+        with self._finished_lock:
+            agent = self.agents.pop(item.nodeid, None)
+            self._finished.discard(item.nodeid)
         if agent is None:
             return None
         started = self._started.pop(item.nodeid)
