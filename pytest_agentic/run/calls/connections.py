@@ -96,6 +96,9 @@ def _waiting(inner: Any) -> Any:
     import httpx
 
     class Waiting(httpx.BaseTransport):
+        #: httpx's own transport, which holds the pool.
+        wrapped = inner
+
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             with turns.waiting():
                 response = inner.handle_request(request)
