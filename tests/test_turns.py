@@ -83,6 +83,7 @@ def test_a_priced_model_registered_with_litellm_costs_the_same_there_as_here() -
 
     from .fault_server import FaultServer
 
+    llm.quiet_import_noise()  # as a session does at its start (the first completion warns too)
     price = {"input_per_token": 3e-6, "output_per_token": 7e-6}
     entry = ModelEntry(name="priced", model="openai/priced-turns-test", price=price)
     llm.register_prices([(entry.model, price)])

@@ -71,8 +71,11 @@ def _environment() -> Any:
 
 
 def warm() -> None:
-    """Compile the page's template now (the controller calls it on a thread while the runs are in flight)."""
-    _environment().get_template("report.html.j2")
+    """Compile the page's templates now, the ones it imports too (the controller calls it on a thread while
+    the runs are in flight)."""
+    env = _environment()
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
 
 
 def _transcripts(campaign: stored.StoredCampaign) -> dict[tuple[str, str, int], Transcript]:
