@@ -83,11 +83,17 @@ def session(folder: Path, runs: int, args: list[str], server: FaultServer | None
     log = (out / "pytest.log").open("w")  # a file, not a pipe: a full pipe would stall pytest
     proc = subprocess.Popen(cmd, cwd=folder, stdout=log, stderr=subprocess.STDOUT, env={**base, **(env or {})})
     peak, first_call = 0.0, None
+    #: Calls the endpoint holds, the most in each second of the session (the in-flight curve).
+    curve: list[int] = []
     while proc.poll() is None:
         peak = max(peak, tree_rss_mb(proc.pid))
         if first_call is None and server and server.arrived > calls_before:
             first_call = time.monotonic() - start
-        time.sleep(0.01 if first_call is None and server else 0.1)
+        if server is not None and hasattr(server, "in_flight"):
+            second = int(time.monotonic() - start)
+            curve += [0] * (second + 1 - len(curve))
+            curve[second] = max(curve[second], server.in_flight)
+        time.sleep(0.01 if first_call is None and server else 0.05)
     wall = time.monotonic() - start
     ended = time.monotonic()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the session's process tree, once reaped
@@ -99,6 +105,7 @@ def session(folder: Path, runs: int, args: list[str], server: FaultServer | None
     last = getattr(server, "last_answer", None)
     return {"wall": wall, "peak_mb": peak, "verdicts": verdicts, "first_call": first_call,
             "in_flight": server.peak if server else None, "rc": proc.returncode, "cpu_s": cpu, "out": out,
+            "curve": curve,
             "end_s": ended - last if last is not None and last > start else None}
 
 

@@ -133,7 +133,10 @@ def row(args: argparse.Namespace, startup: float, calls: int, runs: int, how: st
            "inspect_s": round(theirs, 1) if theirs is not None else None,
            "peak_mb": round(result["peak_mb"]), "cpu_ms_per_run": round(1000 * result["cpu_s"] / runs, 1),
            "model_calls": sent[how], "in_flight": result["in_flight"], "lost": lost, "same_verdicts": same,
-           "end_s": round(result["end_s"], 1) if result["end_s"] is not None else None, "load": before}
+           "end_s": round(result["end_s"], 1) if result["end_s"] is not None else None, "load": before,
+           # Calls the endpoint held, the most in each second of the session (its pipeline, full or in waves).
+           "first_call_s": round(result["first_call"], 1) if result["first_call"] is not None else None,
+           "in_flight_by_second": result["curve"]}
     if runs == max(int(n) for n in args.sizes.split(",")) and calls == 1 and how == "no flag":
         row.update(page_check(result["out"]))
     figures.append(row)

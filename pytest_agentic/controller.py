@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
@@ -68,6 +69,31 @@ def resume_note(folder: Path, in_flight: int, invocation: tuple[str, ...] | list
             f"{resume_command(folder, invocation, cwd)}")
 
 
+def prepare_the_end() -> threading.Thread:
+    """Import and compile now, on a thread, what the end of the session needs: scipy (the tables'
+    intervals and the design's power), the report's modules and its template.
+
+    Called at the first report, once the runs are going: this work then overlaps the calls in flight,
+    and the end of the session is left with writing the files. A failure here is left to the end,
+    which meets it again and reports it.
+    """
+
+    def imports() -> None:
+        try:
+            import scipy.optimize  # noqa: F401
+            import scipy.stats  # noqa: F401
+
+            from .report import render
+
+            render.warm()
+        except Exception:  # noqa: BLE001 - the end of the session imports again and says what failed
+            pass
+
+    thread = threading.Thread(target=imports, name="agentic-prepare-end", daemon=True)
+    thread.start()
+    return thread
+
+
 class Controller:
     def __init__(self, session: AgenticSession) -> None:
         self.session = session
@@ -78,6 +104,8 @@ class Controller:
         self.finished_items: set[str] = set()
         #: Runs skipped because the campaign budget was spent.
         self.budget_skipped = 0
+        #: Whether the end of the session was prepared (``prepare_the_end``), at the first report.
+        self.end_prepared = False
         if session.budget is not None:
             session.ledger = Ledger.create()
         self.verdicts = self.verdicts_of(session)
@@ -227,6 +255,9 @@ class Controller:
         self.server_logs.clear()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not self.end_prepared:
+            self.end_prepared = True
+            prepare_the_end()
         self.campaign.pacing.add(getattr(report, scheduler.PACING_ATTR, None))
         tasks = getattr(report, outcome.TASKS_ATTR, None)
         if tasks:

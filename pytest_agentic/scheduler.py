@@ -36,11 +36,16 @@ import pytest
 
 from . import internals
 from .fixture import Agent, spent_message
-from .run.calls import connections, limiter
+from .run.calls import connections, limiter, llm, turns
 from .run.pool import RunPool
 from .run.task import task_spec_of
 from .session import SESSION_KEY, AgenticSession
 from .workers import hooks as worker_hooks
+
+#: Finished runs waiting to be judged beyond which no further run starts: when answers come back faster than
+#: the test bodies judge them, starting more only lengthens the queue the session's end must still judge
+#: (at 3000 one-call runs answered at once: some 2000 runs, 20 s after the last answer). A few seconds of judging.
+BACKLOG = 256
 
 #: Where a call report carries its process's limiter news (plain dicts) to the controller.
 PACING_ATTR = "agentic_pacing"
@@ -72,6 +77,7 @@ def install_limiters(session: AgenticSession) -> dict[str, limiter.ModelLimiter]
             gates[name] = limiter.install(name, start, cap, adaptive)
     if gates:  # litellm's connection pool holds every call the limiters may allow at once
         connections.size_pool(sum(gate.aimd.cap for gate in gates.values()))
+        llm.register_prices([(e.model, e.price) for e in map(session.entry, gates) if e.price is not None])
     return gates
 
 
@@ -91,7 +97,9 @@ class Prefetcher:
         self.config = pytest_session.config
         pacing = pacing_of(session)
         self.caps = {name: cap for name, (_, cap, _) in pacing.items()}
-        self.pool = RunPool(sum(self.caps.values()), self.caps, gates)
+        # Runs over HTTP take turns at their CPU work, so a burst of answers is worked through in order and
+        # each run's next call leaves as soon as its own answer is read (``run.calls.turns``).
+        self.pool = RunPool(sum(self.caps.values()), self.caps, gates, turn_gate=turns.Gate() if gates else None)
         #: Prepared and not yet claimed, by node id; a claimed run leaves (memory stays bounded).
         self.agents: dict[str, Agent] = {}
         self._started: dict[str, threading.Event] = {}
@@ -107,6 +115,9 @@ class Prefetcher:
         self._claimed = worker_hooks.claimed(self.config)
         self._factory = internals.tmp_path_factory(self.config)
         self._current: tuple[pytest.Item, pytest.Item | None] | None = None
+        #: Runs that finished and are not yet claimed by their test (``BACKLOG``), by node id.
+        self._finished: set[str] = set()
+        self._finished_lock = threading.Lock()
         _ = session.secrets  # read the environment once, here, not from the pool's threads
 
     @property
@@ -120,6 +131,8 @@ class Prefetcher:
             start = self._index.get(item.nodeid, len(self.items))
             end = min(len(self.items), start + self.window + 1)
             first = max(start, self._cursor)
+            # Past the backlog of finished runs the window waits for the judging to catch up (``BACKLOG``).
+            end = min(end, first + max(0, BACKLOG - self.backlog))
             self._cursor = max(self._cursor, end)
             return self.items[first:end]
         ahead = [nextitem] if nextitem is not None else []
@@ -132,6 +145,16 @@ class Prefetcher:
             taken = [i for i in list(queue)[:count] if isinstance(i, int)]
             self._claimed.update(taken)
         return taken
+
+    @property
+    def backlog(self) -> int:
+        """Runs finished and not yet claimed by their test."""
+        return len(self._finished)
+
+    def _done(self, nodeid: str) -> None:
+        with self._finished_lock:
+            if nodeid in self.agents:
+                self._finished.add(nodeid)
 
     @staticmethod
     def eligible(item: pytest.Item) -> bool:
@@ -189,6 +212,7 @@ class Prefetcher:
         self._started[item.nodeid] = started
         self.agents[item.nodeid] = agent
         agent.future = self.pool.submit(case.model, lambda: self._job(agent, started))
+        agent.future.add_done_callback(lambda _: self._done(item.nodeid))
 
     def _job(self, agent: Agent, started: threading.Event) -> Any:
         # No run starts once the budget is spent: checked as each run starts, not when queued.
@@ -201,7 +225,9 @@ class Prefetcher:
     # -- the item's fixture ---------------------------------------------------------
     def claim(self, item: pytest.Item) -> Agent | None:
         """The run prepared for ``item``, once it has started (or was refused by the budget)."""
-        agent = self.agents.pop(item.nodeid, None)
+        with self._finished_lock:
+            agent = self.agents.pop(item.nodeid, None)
+            self._finished.discard(item.nodeid)
         if agent is None:
             return None
         started = self._started.pop(item.nodeid)

@@ -65,7 +65,7 @@ def test_litellm_gets_a_pool_sized_from_the_limits_and_a_users_own_is_kept():
     try:
         litellm.client_session = connections._ours = None
         assert connections.size_pool(1000) == 1000 + connections.SPARE == connections.current_size()
-        pool = litellm.client_session._transport._pool
+        pool = litellm.client_session._transport.wrapped._pool  # httpx's, inside the transport that gives turns up
         assert pool._max_connections == pool._max_keepalive_connections == 1000 + connections.SPARE
         own = litellm.client_session = object()
         assert connections.size_pool(10) is None and litellm.client_session is own

@@ -9,6 +9,7 @@ runs, nothing is fetched).
 
 from __future__ import annotations
 
+import functools
 import base64
 import datetime as dt
 import hashlib
@@ -49,7 +50,9 @@ def _sha256(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
+@functools.lru_cache(maxsize=1)
 def _environment() -> Any:
+    """The page's Jinja2 environment, made once a process: it keeps the compiled template (``warm``)."""
     import jinja2
 
     env = jinja2.Environment(
@@ -66,6 +69,14 @@ def _environment() -> Any:
     env.filters["human"] = lambda s: str(s).replace("_", " ")
     env.filters["known"] = lambda x: "unknown" if x is None else x
     return env
+
+
+def warm() -> None:
+    """Compile the page's templates now, the ones it imports too (the controller calls it on a thread while
+    the runs are in flight)."""
+    env = _environment()
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
 
 
 def _transcripts(campaign: stored.StoredCampaign) -> dict[tuple[str, str, int], Transcript]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -72,7 +73,9 @@ class Deadline(Generic[T]):
         self._done = threading.Event()
         self._value: T | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        # The thread runs in a copy of the caller's context: a pooled run's turn (``run.calls.turns``) goes with it.
+        self._thread = threading.Thread(target=contextvars.copy_context().run, args=(self._run,), name=name,
+                                        daemon=True)
 
     def _run(self) -> None:
         try:

@@ -22,6 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from .calls import turns
 from .calls.limiter import ModelLimiter
 
 
@@ -38,12 +39,14 @@ class RunPool:
     """Runs submitted callables on up to ``limit`` threads, at most ``caps[key]`` per key."""
 
     def __init__(self, limit: int, caps: Mapping[str, int] | None = None,
-                 limiters: Mapping[str, ModelLimiter] | None = None) -> None:
+                 limiters: Mapping[str, ModelLimiter] | None = None, turn_gate: turns.Gate | None = None) -> None:
         if limit < 1:
             raise ValueError(f"a pool needs at least one thread, got {limit}")
         self.limit = limit
         self.caps = dict(caps or {})
         self.limiters = dict(limiters or {})
+        #: When set, each run does its CPU work under a turn of this gate (``run.calls.turns``).
+        self.turn_gate = turn_gate
         for gate in self.limiters.values():
             gate.on_change(self.wake)
         #: Set when the session stops: runs in flight end at their next turn, pending ones never start.
@@ -135,7 +138,11 @@ class RunPool:
                 self._busy += 1
                 self.peak = max(self.peak, self._busy)
             try:
-                value = job.fn()
+                if self.turn_gate is None:
+                    value = job.fn()
+                else:
+                    with turns.run_turn(self.turn_gate):
+                        value = job.fn()
             except BaseException as exc:  # handed to whoever waits on the run
                 job.future.set_exception(exc)
             else:

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict
 
+from .calls import turns
+
 #: What ``--agentic-sandbox`` accepts: ``auto`` is bubblewrap when it works, else a stop.
 SandboxChoice = Literal["auto", "bubblewrap", "none"]
 CHOICES: tuple[SandboxChoice, ...] = ("auto", "bubblewrap", "none")
@@ -416,7 +418,8 @@ def execute(argv: list[str], cwd: Path, *, timeout: float, stdout: int, stderr: 
                                 stdout=stdout, stderr=stderr, env=env, start_new_session=True,
                                 preexec_fn=limits, pass_fds=fds)
         try:
-            return Completed(proc.wait(timeout=timeout), False)
+            with turns.waiting():  # the run's turn goes to another run while the process works
+                return Completed(proc.wait(timeout=timeout), False)
         except subprocess.TimeoutExpired:
             return Completed(None, True)
         finally:

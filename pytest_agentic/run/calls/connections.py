@@ -24,6 +24,7 @@ import resource
 import threading
 from typing import Any
 
+from . import turns
 from .llm import litellm_module
 
 #: Connections beyond the limiters' total: calls given up on (``llm.CallTimeout``) still hold theirs.
@@ -82,10 +83,40 @@ def _client(litellm: Any, size: int) -> Any:
     import httpx
     from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled
 
-    client = httpx.Client(verify=get_ssl_configuration(), follow_redirects=True, http2=http2_enabled(),
-                          limits=httpx.Limits(max_connections=size, max_keepalive_connections=size))
+    verify, http2 = get_ssl_configuration(), http2_enabled()
+    limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+    transport = _waiting(httpx.HTTPTransport(verify=verify, http2=http2, limits=limits))
+    client = httpx.Client(verify=verify, follow_redirects=True, http2=http2, limits=limits, transport=transport)
     client._agentic_size = size  # type: ignore[attr-defined]
     return client
+
+
+def _waiting(inner: Any) -> Any:
+    """httpx's transport, whose wait for the endpoint gives the run's turn up (``run.calls.turns``)."""
+    import httpx
+
+    class Waiting(httpx.BaseTransport):
+        #: httpx's own transport, which holds the pool.
+        wrapped = inner
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            with turns.waiting():
+                response = inner.handle_request(request)
+                if response.headers.get("content-type", "").startswith("text/event-stream"):
+                    return response  # a stream is read as it comes, by its reader
+                # The whole body, while waiting: the connection goes back to the pool now, not once
+                # the run has its turn again. Raw bytes, so the headers still describe them.
+                try:
+                    raw = b"".join(response.iter_raw())
+                finally:
+                    response.close()
+            return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(raw),
+                                  request=request, extensions=response.extensions)
+
+        def close(self) -> None:
+            inner.close()
+
+    return Waiting()
 
 
 def current_size() -> int | None:

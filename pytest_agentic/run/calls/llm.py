@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextvars
 import gc
+import logging
 import os
 import random
 import sys
@@ -13,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import limiter, refusals
+from . import limiter, refusals, turns
 from ..limits import Limits
 from ..models import ModelEntry
 
@@ -131,6 +133,38 @@ def _warm_up(litellm: Any) -> None:
 def wait_for_preload() -> None:
     if _preload is not None:
         _preload.join()
+
+
+_registered: set[tuple[str, float, float]] = set()
+
+
+def register_prices(priced: Sequence[tuple[str, Mapping[str, float]]]) -> None:
+    """Tell litellm the price of each model the entries price themselves (``price:`` in models.yaml), once.
+
+    litellm then finds the model in its cost map: the cost it reports equals the harness's own
+    (``_cost``), and its per-call cost look-up stops searching its map for a model it does not know
+    (eleven model-info look-ups a call, about 0.4 ms; ``benchmarks/litellm_call.py``).
+    """
+    litellm = litellm_module()
+    fresh = {}
+    for model, price in priced:
+        key = (model, float(price["input_per_token"]), float(price["output_per_token"]))
+        if key in _registered:
+            continue
+        _registered.add(key)
+        provider = model.split("/", 1)[0] if "/" in model else None
+        fresh[model] = {"input_cost_per_token": key[1], "output_cost_per_token": key[2], "mode": "chat",
+                        **({"litellm_provider": provider} if provider else {})}
+    if fresh:
+        # litellm warns that a model outside its map has no cache prices: the harness counts cached
+        # tokens itself (``usage_details``), so the warning is noise here.
+        logger = logging.getLogger("LiteLLM")
+        level = logger.level
+        logger.setLevel(logging.ERROR)
+        try:
+            litellm.register_model(fresh)
+        finally:
+            logger.setLevel(level)
 
 
 def _transient(litellm: Any) -> tuple[type[BaseException], ...]:
@@ -258,7 +292,8 @@ def call_model(
                                  retries, limited + 1) from refused.cause
             limited += 1
             limited_s += wait
-            sleep(wait)
+            with turns.waiting():
+                sleep(wait)
             continue
         except refusals.ModelRefusal as exc:  # the model's, not the endpoint's: no retry can fix it
             exc.retries = retries
@@ -277,7 +312,8 @@ def call_model(
                 raise InfraError(f"{_describe(exc)} (retry wait budget of {limits.max_retry_wait_s:g}s spent)", retries) from exc
             retry_budget[0] -= delay
             retries += 1
-            sleep(delay)
+            with turns.waiting():
+                sleep(delay)
             continue
         prompt, completion, invalid = _usage(response)
         cost = None if invalid else _cost(entry, response, prompt, completion)
@@ -305,7 +341,8 @@ def _gated(gate: limiter.ModelLimiter | None, never: tuple[type[BaseException], 
     """The completion under the model's limiter, which hears how it went; a rate-limit refusal is ``RateLimited``."""
     if gate is None:
         return _complete_within(litellm, kwargs, deadline_s)
-    slot = gate.acquire()
+    with turns.waiting():  # a slot may take a while: the run's turn goes to a run with work to do
+        slot = gate.acquire()
     try:
         response = _complete_within(litellm, kwargs, deadline_s)
     except Exception as exc:
@@ -341,7 +378,9 @@ def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) ->
         finally:
             done.set()
 
-    threading.Thread(target=target, name="agentic-model-call", daemon=True).start()
+    # In a copy of the run's context: the run's turn (``turns``) goes with the call, and the network wait gives it up.
+    threading.Thread(target=contextvars.copy_context().run, args=(target,), name="agentic-model-call",
+                     daemon=True).start()
     if not done.wait(deadline_s):
         raise CallTimeout(f"no complete reply within {deadline_s:g}s")
     if "error" in box:
