@@ -147,7 +147,34 @@ class Controller:
             return
         self.session.check_environment()
         self.verdicts.check([e.name for e in self.session.selected_models()])
+        self.check_entries(endpoints=False)
         self.start_servers()
+        self.check_entries(endpoints=True)
+
+    def check_entries(self, *, endpoints: bool) -> None:
+        """What litellm says of each selected entry (its provider, its parameters), or, once its server is up,
+        what its endpoint says (reachable, serving the model named): errors stop the session, warnings are said."""
+        if self.session.replay is not None or all(e.scripted for e in self.session.selected_models()):
+            return
+        from .run.calls import startcheck
+
+        path, found = self.session.models_path, []
+        for entry in self.session.selected_models():
+            api_base = self.session.api_base(entry)
+            if not endpoints:
+                found += startcheck.check_entry(path, entry)
+            elif api_base:
+                key = os.environ.get(entry.api_key_env, "") if entry.api_key_env else None
+                found += startcheck.endpoint_findings(path, entry, api_base, key,
+                                                      "api_base_env" if entry.api_base_env else "api_base")
+        errors = list(dict.fromkeys(f.message for f in found if f.error))
+        if errors:
+            self.stop_servers()
+            raise pytest.UsageError("\n".join(errors))
+        writer = self.session.config.pluginmanager.get_plugin("terminalreporter")
+        for message in dict.fromkeys(f.message for f in found):
+            if writer is not None:
+                writer.write_line(f"agentic: warning: {message}", yellow=True)
 
     def start_servers(self) -> None:
         """Start each selected entry's local server once per session (before xdist starts workers)."""
