@@ -21,7 +21,7 @@ from .run.models import ModelEntry
 from .run.sandbox import UNCONFINED_NOTE
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import SANDBOX_ERROR, AgenticSession
-from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
+from .campaign.summary import cost_rows, folded_tables, mode_rows, overall_lines, score_rows
 from .campaign.economy import economy_rows
 from .campaign.frontier import AXES, points as frontier_points, sentences as frontier_sentences
 from .terminal import TerminalView
@@ -147,9 +147,22 @@ class Controller:
             return
         self.session.check_environment()
         self.verdicts.check([e.name for e in self.session.selected_models()])
-        self.check_entries(endpoints=False)
+        # Under xdist the controller collects nothing: it asks litellm now, before its workers start. Else
+        # it asks once collection has found an agent test (``pytest_collection_finish``), litellm's import
+        # (``run.calls.llm.preload_in_background``) overlapping collection.
+        distributed = config.pluginmanager.has_plugin("dsession")
+        if distributed:
+            self.check_entries(endpoints=False)
         self.start_servers()
-        self.check_entries(endpoints=True)
+        if distributed:
+            self.check_entries(endpoints=True)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from .run.task import task_spec_of
+
+        if not session.config.option.collectonly and any(task_spec_of(item) for item in session.items):
+            self.check_entries(endpoints=False)
+            self.check_entries(endpoints=True)
 
     def check_entries(self, *, endpoints: bool) -> None:
         """What litellm says of each selected entry (its provider, its parameters), or, once its server is up,
@@ -320,20 +333,15 @@ class Controller:
                     tr.write_line(line, red=failed_gate and "FAIL" in line)
         if not campaign.complete:
             tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
-        tr.write_line("")
-        for line in markdown_table(score_rows(records, max(self.session.runs, 1))).splitlines():
-            tr.write_line(line)
         modes = mode_rows(records)
-        if modes:
-            tr.write_line("")
-            for line in markdown_table(modes, ["model", "failure_mode", "count", "answer_format"]).splitlines():
-                tr.write_line(line)
-        tr.write_line("")
-        for line in markdown_table(cost_rows(records)).splitlines():
-            tr.write_line(line)
-        tr.write_line("")
-        for line in markdown_table(economy_rows(records, overall_only=True)).splitlines():
-            tr.write_line(line)
+        # Each table fits 120 columns, or is folded into several that do (the row's model and task repeated).
+        for rows, columns in [(score_rows(records, max(self.session.runs, 1)), None),
+                              (modes, ["model", "failure_mode", "count", "answer_format"]),
+                              (cost_rows(records), None), (economy_rows(records, overall_only=True), None)]:
+            for table in folded_tables(rows, columns) if rows or columns is None else []:
+                tr.write_line("")
+                for line in table.splitlines():
+                    tr.write_line(line)
         for axis in AXES:
             for line in frontier_sentences(frontier_points(records), axis):
                 tr.write_line(line)

@@ -156,3 +156,13 @@ def test_scripted_models_need_no_endpoint_and_pass(pytester):
         {"models": {"oracle": {"model": "agentic-scripted/oracle", "params": {"temperature": 0}}}}))
     pytester.makepyfile(test_ok=TASK)
     start(pytester, "--model", "oracle").assert_outcomes(passed=1)
+
+
+def test_ctrl_c_while_pytest_starts_is_one_line(pytester):
+    # A conftest loads after the plugins and before pytest handles an interrupt: Ctrl-C arrives there.
+    pytester.makeconftest("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")
+    pytester.makepyfile(test_ok="def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret != 0
+    assert result.stderr.lines == ["Interrupted (Ctrl-C) while pytest was starting: nothing ran, nothing was written."]
+    assert "Traceback" not in result.stdout.str()

@@ -21,6 +21,38 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None
     return tabulate(body, headers=columns, tablefmt="github", disable_numparse=True) + "\n"
 
 
+#: The terminal tables fit this many columns; a wider one is folded (``folded_tables``).
+TERMINAL_WIDTH = 120
+#: Columns that name a row: every fold of a table repeats those it has.
+ROW_KEYS = ("model", "task")
+
+
+def folded_tables(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
+                  width: int = TERMINAL_WIDTH) -> list[str]:
+    """``markdown_table`` for the terminal: one table when it fits ``width`` columns, else several, each with
+    the row-naming columns and as many of the others, in order, as fit (a column wider alone is shown alone)."""
+    if not rows:
+        return [markdown_table(rows)]
+    columns = list(columns or rows[0])
+    keys = [c for c in columns if c in ROW_KEYS]
+
+    def wide(c: str) -> int:  # tabulate's github cell: the widest text (a header gets 2 more), a space each side, a bar
+        return max(len(c) + 2, *(len("" if r.get(c) is None else str(r.get(c))) for r in rows)) + 3
+
+    folds: list[list[str]] = []
+    used = 1 + sum(wide(c) for c in keys)
+    for c in columns:
+        if c in keys:
+            continue
+        if folds and used + wide(c) <= width:
+            folds[-1].append(c)
+            used += wide(c)
+        else:
+            folds.append([c])
+            used = 1 + sum(wide(k) for k in keys) + wide(c)
+    return [markdown_table(rows, [*keys, *fold]) for fold in folds or [[]]]
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
