@@ -138,6 +138,8 @@ class Controller:
         names = ", ".join(e.name for e in self.session.selected_models())
         return [f"agentic: models {names}; {self.session.runs} runs per task; seed {self.session.seed}; "
                 f"models file {self.session.models_path}",
+                # What a reader must know of a model before its first run (the embedded one: a smoke test, how long).
+                *(f"agentic: model {e.name!r}: {e.caveat}" for e in self.session.selected_models() if e.caveat),
                 *([f"agentic: {UNCONFINED_NOTE}"] if self.session.sandbox_choice == "none" else [])]
 
     @pytest.hookimpl(tryfirst=True)

@@ -166,3 +166,43 @@ def test_ctrl_c_while_pytest_starts_is_one_line(pytester):
     assert result.ret != 0
     assert result.stderr.lines == ["Interrupted (Ctrl-C) while pytest was starting: nothing ran, nothing was written."]
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_model_s_caveat_is_said_before_the_first_run(pytester):
+    caveat = "a smoke test: expected to score near 0; its runs take about a minute"
+    (pytester.path / "models.yaml").write_text(json.dumps(
+        {"models": {"oracle": {"model": "agentic-scripted/oracle", "caveat": caveat}}}))
+    pytester.makepyfile(test_ok=TASK)
+    result = start(pytester, "--model", "oracle", "-v")
+    result.assert_outcomes(passed=1)
+    lines = result.stdout.lines
+    said = lines.index(f"agentic: model 'oracle': {caveat}")
+    assert said < next(i for i, line in enumerate(lines) if "test_ok" in line and "PASSED" in line)
+
+
+def test_the_shipped_default_says_it_is_a_smoke_test_and_how_long_it_takes():
+    from pytest_agentic.run.models import load_registry
+
+    from .helpers import ROOT
+
+    registry = load_registry(ROOT / "models.yaml")
+    default, = registry.select([])
+    assert "score near 0" in default.caveat and "minutes" in default.caveat
+    # Context and reply sized together: every slot's context holds a first prompt and a whole reply.
+    assert default.server is not None
+    assert default.params["max_tokens"] + FIRST_PROMPT_TOKENS <= default.server["ctx_size"]
+
+
+def test_readme_sets_up_a_virtual_environment_before_installing():
+    import re
+
+    from .helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    setup = readme[readme.index("## The two commands"):readme.index("## Your own model")]
+    venv, activate, install = (setup.index(s) for s in ("python3 -m venv .venv", ". .venv/bin/activate",
+                                                          "pip install -e ."))
+    assert venv < activate < install, "Debian's and Ubuntu's own Python refuse pip install outside a venv"
+    assert "python3-venv" in setup  # Debian's Python has no venv module without it
+    least = re.search(r'requires-python = ">=(\d+\.\d+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+    assert f"Python {least} or newer" in setup
