@@ -15,7 +15,13 @@ def _interrupt_in_one_line(kind: type[BaseException], value: BaseException, tb: 
         sys.__excepthook__(kind, value, tb)
 
 
-# The plugin's package is imported first of its modules: from here on, the interrupt is one line.
+def _started() -> None:
+    """pytest handles an interrupt from ``pytest_configure`` on (``plugin.py`` calls this there): the hook goes."""
+    if sys.excepthook is _interrupt_in_one_line:
+        sys.excepthook = sys.__excepthook__
+
+
+# The plugin's package is imported first of its modules: from here to pytest_configure, the interrupt is one line.
 if sys.excepthook is sys.__excepthook__:
     sys.excepthook = _interrupt_in_one_line
 

@@ -7,7 +7,7 @@ from collections.abc import Generator
 
 import pytest
 
-from . import markers, options, outcome
+from . import _started, markers, options, outcome
 from . import scheduler, selection
 from .campaign import modecache
 from .controller import Controller
@@ -26,6 +26,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _started()  # from here pytest handles Ctrl-C itself
     markers.register(config)
     session = AgenticSession(config)
     config.stash[SESSION_KEY] = session

@@ -206,3 +206,13 @@ def test_readme_sets_up_a_virtual_environment_before_installing():
     assert "python3-venv" in setup  # Debian's Python has no venv module without it
     least = re.search(r'requires-python = ">=(\d+\.\d+)"', (ROOT / "pyproject.toml").read_text()).group(1)
     assert f"Python {least} or newer" in setup
+
+
+def test_ctrl_c_once_the_session_started_is_pytest_s_to_report(pytester):
+    # From pytest_configure on pytest handles Ctrl-C; the start-up line must not claim that nothing ran.
+    pytester.makeconftest("import os, signal\n"
+                          "def pytest_sessionfinish(session):\n    os.kill(os.getpid(), signal.SIGINT)\n")
+    pytester.makepyfile(test_ok="def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert "while pytest was starting" not in result.stdout.str() + result.stderr.str()
+    assert "KeyboardInterrupt" in result.stdout.str() + result.stderr.str()
