@@ -15,13 +15,8 @@ def _interrupt_in_one_line(kind: type[BaseException], value: BaseException, tb: 
         sys.__excepthook__(kind, value, tb)
 
 
-def _started() -> None:
-    """pytest handles an interrupt from ``pytest_configure`` on (``plugin.py`` calls this there): the hook goes."""
-    if sys.excepthook is _interrupt_in_one_line:
-        sys.excepthook = sys.__excepthook__
-
-
-# The plugin's package is imported first of its modules: from here to pytest_configure, the interrupt is one line.
+# The plugin's package is imported first of its modules: from here to pytest_configure, the interrupt is one
+# line (pytest handles it from there on, and ``plugin.pytest_configure`` puts Python's own hook back).
 if sys.excepthook is sys.__excepthook__:
     sys.excepthook = _interrupt_in_one_line
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Generator
 
 import pytest
 
-from . import _started, markers, options, outcome
+from . import markers, options, outcome
 from . import scheduler, selection
 from .campaign import modecache
 from .controller import Controller
@@ -26,7 +27,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _started()  # from here pytest handles Ctrl-C itself
+    if getattr(sys.excepthook, "__module__", None) == __package__:  # pytest handles Ctrl-C from here on
+        sys.excepthook = sys.__excepthook__  # (the package's start-up hook: pytest_agentic/__init__.py)
     markers.register(config)
     session = AgenticSession(config)
     config.stash[SESSION_KEY] = session
