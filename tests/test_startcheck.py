@@ -190,7 +190,9 @@ def test_the_shipped_default_says_it_is_a_smoke_test_and_how_long_it_takes():
     assert "score near 0" in default.caveat and "minutes" in default.caveat
     # Context and reply sized together: every slot's context holds a first prompt and a whole reply.
     assert default.server is not None
-    assert default.params["max_tokens"] + FIRST_PROMPT_TOKENS <= default.server["ctx_size"]
+    # SmolLM2's first reply to task_09 ended by itself after 697 tokens (measured at max_tokens 2048; 512 cut
+    # it), and the reply may take at most half the slot's context (run/models.py).
+    assert 697 <= default.params["max_tokens"] <= default.server["ctx_size"] // 2
 
 
 def test_readme_sets_up_a_virtual_environment_before_installing():
