@@ -185,6 +185,11 @@ class Controller:
         errors = list(dict.fromkeys(f.message for f in found if f.error))
         if errors:
             self.stop_servers()
+            # The preload thread may still be importing (its warm-up call): a daemon thread frozen at exit
+            # while it holds the import lock hangs the interpreter's shutdown. It ends first.
+            from .run.calls import llm
+
+            llm.wait_for_preload()
             raise pytest.UsageError("\n".join(errors))
         writer = self.session.config.pluginmanager.get_plugin("terminalreporter")
         for message in dict.fromkeys(f.message for f in found):
