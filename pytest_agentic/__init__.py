@@ -17,7 +17,15 @@ def _interrupt_in_one_line(kind: type[BaseException], value: BaseException, tb: 
 
 # The plugin's package is imported first of its modules: from here to pytest_configure, the interrupt is one
 # line (pytest handles it from there on, and ``plugin.pytest_configure`` puts Python's own hook back).
-if sys.excepthook is sys.__excepthook__:
+def _pytest_is_starting() -> bool:
+    """Whether this process is the ``pytest`` command (or ``python -m pytest``), not a console script of ours."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None:
+        return spec.name in ("pytest", "pytest.__main__")
+    return sys.argv[0].rsplit("/", 1)[-1].startswith(("pytest", "py.test")) if sys.argv else False
+
+
+if sys.excepthook is sys.__excepthook__ and _pytest_is_starting():
     sys.excepthook = _interrupt_in_one_line
 
 from .run.records import FailureMode, RunResult, ToolCallLog

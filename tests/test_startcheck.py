@@ -218,3 +218,13 @@ def test_ctrl_c_once_the_session_started_is_pytest_s_to_report(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert "while pytest was starting" not in result.stdout.str() + result.stderr.str()
     assert "KeyboardInterrupt" in result.stdout.str() + result.stderr.str()
+
+
+def test_the_start_up_line_is_pytest_s_alone():
+    import subprocess
+    import sys
+
+    # A console script of ours (agentic-report, ...) imports the package too: its Ctrl-C is not pytest starting.
+    out = subprocess.run([sys.executable, "-c", "import sys, pytest_agentic.report.cli; "
+                          "print(sys.excepthook is sys.__excepthook__)"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
