@@ -22,7 +22,7 @@ from .run.models import ModelEntry
 from .run.sandbox import UNCONFINED_NOTE
 from .verdicts.gates import GATE_FAILED_EXIT, GateConfig
 from .session import SANDBOX_ERROR, AgenticSession
-from .campaign.summary import cost_rows, markdown_table, mode_rows, overall_lines, score_rows
+from .campaign.summary import cost_rows, folded_tables, mode_rows, overall_lines, score_rows
 from .campaign.economy import economy_rows
 from .campaign.frontier import AXES, points as frontier_points, sentences as frontier_sentences
 from .telemetry import process as telemetry
@@ -190,6 +190,8 @@ class Controller:
         names = ", ".join(e.name for e in self.session.selected_models())
         return [f"agentic: models {names}; {self.session.runs} runs per task; seed {self.session.seed}; "
                 f"models file {self.session.models_path}",
+                # What a reader must know of a model before its first run (the embedded one: a smoke test, how long).
+                *(f"agentic: model {e.name!r}: {e.caveat}" for e in self.session.selected_models() if e.caveat),
                 *([f"agentic: {UNCONFINED_NOTE}"] if self.session.sandbox_choice == "none" else [])]
 
     @pytest.hookimpl(tryfirst=True)
@@ -199,8 +201,53 @@ class Controller:
             return
         self.session.check_environment()
         self.verdicts.check([e.name for e in self.session.selected_models()])
+        # Under xdist the controller collects nothing: it asks litellm now, before its workers start. Else
+        # it asks once collection has found an agent test (``pytest_collection_finish``), litellm's import
+        # (``run.calls.llm.preload_in_background``) overlapping collection.
+        distributed = config.pluginmanager.has_plugin("dsession")
+        if distributed:
+            self.check_entries(endpoints=False)
         telemetry.start_session(self.session)  # before xdist's workers: they are handed its context
         self.start_servers()
+        if distributed:
+            self.check_entries(endpoints=True)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from .run.task import task_spec_of
+
+        if not session.config.option.collectonly and any(task_spec_of(item) for item in session.items):
+            self.check_entries(endpoints=False)
+            self.check_entries(endpoints=True)
+
+    def check_entries(self, *, endpoints: bool) -> None:
+        """What litellm says of each selected entry (its provider, its parameters), or, once its server is up,
+        what its endpoint says (reachable, serving the model named): errors stop the session, warnings are said."""
+        if self.session.replay is not None or all(e.scripted for e in self.session.selected_models()):
+            return
+        from .run.calls import startcheck
+
+        path, found = self.session.models_path, []
+        for entry in self.session.selected_models():
+            api_base = self.session.api_base(entry)
+            if not endpoints:
+                found += startcheck.check_entry(path, entry)
+            elif api_base:
+                key = os.environ.get(entry.api_key_env, "") if entry.api_key_env else None
+                found += startcheck.endpoint_findings(path, entry, api_base, key,
+                                                      "api_base_env" if entry.api_base_env else "api_base")
+        errors = list(dict.fromkeys(f.message for f in found if f.error))
+        if errors:
+            self.stop_servers()
+            # The preload thread may still be importing (its warm-up call): a daemon thread frozen at exit
+            # while it holds the import lock hangs the interpreter's shutdown. It ends first.
+            from .run.calls import llm
+
+            llm.wait_for_preload()
+            raise pytest.UsageError("\n".join(errors))
+        writer = self.session.config.pluginmanager.get_plugin("terminalreporter")
+        for message in dict.fromkeys(f.message for f in found):
+            if writer is not None:
+                writer.write_line(f"agentic: warning: {message}", yellow=True)
 
     def start_servers(self) -> None:
         """Start each selected entry's local server once per session (before xdist starts workers)."""
@@ -366,20 +413,15 @@ class Controller:
                     tr.write_line(line, red=failed_gate and "FAIL" in line)
         if not campaign.complete:
             tr.write_line("campaign INCOMPLETE: the session stopped early; the finished runs are kept", red=True)
-        tr.write_line("")
-        for line in markdown_table(score_rows(records, max(self.session.runs, 1))).splitlines():
-            tr.write_line(line)
         modes = mode_rows(records)
-        if modes:
-            tr.write_line("")
-            for line in markdown_table(modes, ["model", "failure_mode", "count", "answer_format"]).splitlines():
-                tr.write_line(line)
-        tr.write_line("")
-        for line in markdown_table(cost_rows(records)).splitlines():
-            tr.write_line(line)
-        tr.write_line("")
-        for line in markdown_table(economy_rows(records, overall_only=True)).splitlines():
-            tr.write_line(line)
+        # Each table fits 120 columns, or is folded into several that do (the row's model and task repeated).
+        for rows, columns in [(score_rows(records, max(self.session.runs, 1)), None),
+                              (modes, ["model", "failure_mode", "count", "answer_format"]),
+                              (cost_rows(records), None), (economy_rows(records, overall_only=True), None)]:
+            for table in folded_tables(rows, columns) if rows or columns is None else []:
+                tr.write_line("")
+                for line in table.splitlines():
+                    tr.write_line(line)
         for axis in AXES:
             for line in frontier_sentences(frontier_points(records), axis):
                 tr.write_line(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Generator
 
 import pytest
@@ -28,6 +29,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if getattr(sys.excepthook, "__module__", None) == __package__:  # pytest handles Ctrl-C from here on
+        sys.excepthook = sys.__excepthook__  # (the package's start-up hook: pytest_agentic/__init__.py)
     markers.register(config)
     session = AgenticSession(config)
     config.stash[SESSION_KEY] = session

@@ -225,6 +225,11 @@ class AgenticSession:
         """Stop before the first run with ``message``: a ``UsageError``; an xdist worker runs nothing and hands the
         message to the controller, which says it and exits 4."""
         if not self.is_worker:
+            # litellm's preload thread may still be importing: a daemon thread frozen at exit while it holds
+            # the import lock hangs the interpreter's shutdown (as the start-up checks found), so it ends first.
+            from .run.calls import llm
+
+            llm.wait_for_preload()
             raise pytest.UsageError(message)
         internals.set_worker_output(self.config, SANDBOX_ERROR, message)
         session.items.clear()

@@ -102,6 +102,7 @@ def test_endpoint_that_refuses_connections_is_infra_error(tmp_path):
                         metadata={})
     assert run.stop_reason == "infra_error"
     assert "Connection error" in run.infra_error
+    assert f"(endpoint http://127.0.0.1:{port}/v1)" in run.infra_error  # which endpoint, named
     assert run.retries == 1
     assert classify(run, passed=False) is FailureMode.INFRA_ERROR
 

@@ -31,6 +31,9 @@ def write(tmp_path, text):
         ("models:\n  m1: {model: openai/x, limits: {max_turn: 3}}\n", ["entry 'm1'", "unknown limit 'max_turn'"]),
         ("models:\n  m1: {model: openai/x, limits: {max_turns: many}}\n", ["entry 'm1'", "max_turns"]),
         ("models:\n  m1: {model: openai/x, server: {kind: ollama}}\n", ["entry 'm1'", "server.kind"]),
+        ("models:\n  m1: {model: openai/x, server: {kind: llama.cpp, gguf: g, ctx_size: 4096},\n"
+         "       params: {max_tokens: 4096}}\n", ["entry 'm1'", "params.max_tokens", "server.ctx_size 4096",
+                                                  "at most 2048"]),
         ("models:\n  m1: {model: openai/x}\ndefault: m2\n", ["'default'", "m2"]),
         ("models:\n  m1: {model: openai/x\n", ["not valid YAML"]),
     ],

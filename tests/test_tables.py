@@ -99,3 +99,32 @@ def test_a_task_of_thousands_of_runs_gets_every_k():
     task, overall = rows
     assert task["pass@1"] == overall["pass@1"] == 0.5 and task["pass@2000"] == 1.0 and task["pass^2000"] == 0.0
     assert task["pass^2"] == round(1000 * 999 / (2000 * 1999), 4)
+
+
+def test_terminal_tables_fit_120_columns_or_fold_keeping_every_cell():
+    from pytest_agentic.campaign import economy
+
+    names = ["fix_failing_test", "refactor_duplicated_code", "investigate_log", "trace_through_codebase",
+             "minimal_fix", "handle_ambiguous_requirement", "multi_step_plan", "recover_from_tool_error",
+             "know_when_to_stop", "sql_investigation"]
+    records = [record(f"task_{i:02d}", n, n == 1, model="nemotron-nano-3-30b-deepinfra", name=name)
+               for i, name in enumerate(names, 1) for n in (1, 2, 3)]
+    for rows in (summary.score_rows(records, 3), summary.cost_rows(records),
+                 economy.economy_rows(records, overall_only=True)):
+        whole = summary.markdown_table(rows)
+        folds = summary.folded_tables(rows)
+        lines = [line for table in folds for line in table.splitlines()]
+        assert max(map(len, lines)) <= summary.TERMINAL_WIDTH, "\n".join(lines)
+        if max(map(len, whole.splitlines())) <= summary.TERMINAL_WIDTH:
+            assert folds == [whole]
+            continue
+        assert len(folds) > 1
+        # Every fold names its rows; every other column is in exactly one fold; no cell is lost.
+        headers = [[h.strip() for h in table.splitlines()[0].strip("|").split("|")] for table in folds]
+        keys = [c for c in rows[0] if c in summary.ROW_KEYS]
+        assert all(h[:len(keys)] == keys for h in headers)
+        assert sorted(c for h in headers for c in h[len(keys):]) == sorted(c for c in rows[0] if c not in keys)
+        for table in folds:
+            body = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+            header = [h.strip() for h in table.splitlines()[0].strip("|").split("|")]
+            assert body == [[str(row[c]) for c in header] for row in rows]

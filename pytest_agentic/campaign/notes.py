@@ -13,6 +13,8 @@ from .untrusted import code_span
 
 #: Infra causes that mean the endpoint refused the key, not that it is down.
 _REFUSED = ("AuthenticationError", "PermissionDeniedError")
+#: Infra causes that mean the endpoint answered 404: it has no such model (or no such path).
+_NOT_FOUND = ("NotFoundError",)
 
 
 def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_skipped: int,
@@ -35,7 +37,9 @@ def campaign_notes(records: list[RunRecord], caveats: Mapping[str, str], budget_
         infra = [r for r in runs if r["failure_mode"] == "infra_error"]
         if infra and len(infra) == len(runs):
             cause = infra[-1]["infra_cause"] or ""
-            state = "refuses the credentials" if cause.startswith(_REFUSED) else "looks down"
+            state = ("refuses the credentials" if cause.startswith(_REFUSED)
+                     else "does not serve the model it was asked for (model not found)"
+                     if cause.startswith(_NOT_FOUND) else "looks down")
             notes.append(f"the endpoint of model {model!r} {state}: all {len(runs)} runs failed with "
                          f"infra_error (last cause: {code_span(cause)})")
         elif infra:

@@ -25,6 +25,39 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None
 _pct = percent
 
 
+#: The terminal tables fit this many columns; a wider one is folded (``folded_tables``).
+TERMINAL_WIDTH = 120
+#: Columns that name a row: every fold of a table repeats those it has.
+ROW_KEYS = ("model", "task")
+
+
+def folded_tables(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
+                  width: int = TERMINAL_WIDTH) -> list[str]:
+    """``markdown_table`` for the terminal: one table when it fits ``width`` columns, else several, each with
+    the row-naming columns and as many of the others, in order, as fit (a column wider alone is shown alone)."""
+    if not rows:
+        return [markdown_table(rows)]
+    columns = list(columns or rows[0])
+    keys = [c for c in columns if c in ROW_KEYS]
+
+    def wide(c: str) -> int:  # tabulate's github cell: the widest text (a header gets 2 more), a space each side, a bar
+        return max(len(c) + 2, *(len("" if r.get(c) is None else str(r.get(c))) for r in rows)) + 3
+
+    folds: list[list[str]] = []
+    used = 1 + sum(wide(c) for c in keys)
+    for c in columns:
+        if c in keys:
+            continue
+        if folds and used + wide(c) <= width:
+            folds[-1].append(c)
+            used += wide(c)
+        else:
+            folds.append([c])
+            used = 1 + sum(wide(k) for k in keys) + wide(c)
+    return [markdown_table(rows, [*keys, *fold]) for fold in folds or [[]]]
+
+
+
 def shown_ks(max_k: int) -> list[int]:
     """The k of pass@k and pass^k shown to people: all up to 5, then a ladder (1, 2, 3, 5, 10, 20, 50, ...,
     max_k), so that 30 runs give seven columns' worth, not thirty. The CSV keeps every k."""

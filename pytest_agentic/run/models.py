@@ -265,6 +265,7 @@ def _entry(path: Path, name: str, raw: Any) -> ModelEntry:
         if server.get("kind") not in SERVER_KINDS:
             kinds = " or ".join(repr(k) for k in SERVER_KINDS)
             raise ModelsFileError(f"{where}: key 'server.kind' must be {kinds}, got {server.get('kind')!r}")
+    _check_context(where, params, server)
     max_concurrency = raw.get("max_concurrency")
     if max_concurrency is not None and (isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int)
                                         or max_concurrency < 1):
@@ -285,6 +286,18 @@ def _entry(path: Path, name: str, raw: Any) -> ModelEntry:
         caveat=raw.get("caveat", ""),
         max_concurrency=max_concurrency,
     )
+
+
+def _check_context(where: str, params: Mapping[str, Any], server: Mapping[str, Any] | None) -> None:
+    """A reply may take at most half a llama.cpp slot's context: the rest holds the conversation (a first
+    prompt of the benchmark is some 500 to 1,500 tokens, and each turn adds a reply and a tool result)."""
+    ctx, most = (server or {}).get("ctx_size"), params.get("max_tokens")
+    if (server or {}).get("kind") != "llama.cpp" or not isinstance(ctx, int) or not isinstance(most, int):
+        return
+    if most > ctx // 2:
+        raise ModelsFileError(f"{where}: key 'params.max_tokens' ({most}) leaves too little of the server's context "
+                              f"(server.ctx_size {ctx}) for the conversation; size them together: max_tokens at "
+                              f"most {ctx // 2}, or ctx_size at least {2 * most}")
 
 
 def _mapping(where: str, raw: Mapping[str, Any], key: str) -> dict[str, Any]:

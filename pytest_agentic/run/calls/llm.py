@@ -305,11 +305,12 @@ def call_model(
         except Exception as exc:  # noqa: BLE001 - transient, or the client choking on a malformed reply
             if not isinstance(exc, transient) and isinstance(exc, (ImportError, NameError)):
                 raise  # the harness's or litellm's own bug, before any request: not the endpoint's
+            said = _describe(exc) + (f" (endpoint {api_base})" if api_base else "")  # which one is unreachable
             if retries >= limits.max_retries:
-                raise InfraError(f"{_describe(exc)} (gave up after {retries} retries)", retries) from exc
+                raise InfraError(f"{said} (gave up after {retries} retries)", retries) from exc
             delay = backoff_delay(retries, base=limits.retry_backoff_s, cap=limits.retry_backoff_cap_s)
             if delay > retry_budget[0]:
-                raise InfraError(f"{_describe(exc)} (retry wait budget of {limits.max_retry_wait_s:g}s spent)", retries) from exc
+                raise InfraError(f"{said} (retry wait budget of {limits.max_retry_wait_s:g}s spent)", retries) from exc
             retry_budget[0] -= delay
             retries += 1
             with turns.waiting():
