@@ -268,7 +268,9 @@ def build(seed: int) -> TaskInstance:
 
 
 #: A function as ``path/to/module.py:function`` (also ``::``, dots or backslashes for slashes): (module path, name).
-_FUNCTION = re.compile(r"(?<![\w./\\])((?:\.[/\\])?[a-z_][\w]*(?:[/\\.][a-z_]\w*)*?)(\.py)?(?:::?|\.)([a-z_]\w*)"
+#: A path starts nowhere a path or a colon precedes: ``a/b.py:c/d.py:fee`` (two modules chained before one
+#: function, a player's hack) reads as no function, not as its tail ``c/d.py:fee``.
+_FUNCTION = re.compile(r"(?<![\w./\\:])((?:\.[/\\])?[a-z_][\w]*(?:[/\\.][a-z_]\w*)*?)(\.py)?(?:::?|\.)([a-z_]\w*)"
                        r"(?:\(\))?(?![\w./\\])", re.IGNORECASE)
 #: A module and a function in a looser spelling: ``standard.fee``, ``standard.py::fee``.
 _LOOSE = re.compile(r"\b(\w+)(?:\.py)?(?:::?|\.)(\w+)\b")

@@ -6,6 +6,7 @@ paired comparison of two campaigns in ``paired``; the power of a design in ``pow
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from math import comb, sqrt
 from statistics import NormalDist
 
@@ -19,16 +20,20 @@ CHANGE_PLACES = 6
 def percent(x: float | None) -> str:
     """A rate as every artefact shows it, "11.3%" ("-" when unknown): from the stored figure.
 
-    The tables store a rate rounded to ``RATE_PLACES``; a line that formatted the unrounded value
-    could round the other way (0.11351 is 11.4%, its stored 0.1135 is 11.3%), so one summary showed
-    one bound two ways. Every writer rounds to the stored places first, so all agree with the CSV.
+    The tables store a rate rounded to ``RATE_PLACES`` (0.1135); a line that formatted the unrounded value
+    (0.11351: 11.4%) and a table that formatted the stored one as a float (11.35 is 11.3499...: 11.3%)
+    disagreed. Every writer shows the stored figure rounded half up, as a person reading the CSV rounds it.
     """
-    return "-" if x is None else format(round(x, RATE_PLACES), ".1%")
+    if x is None:
+        return "-"
+    stored = Decimal(repr(round(x, RATE_PLACES))) * 100
+    return f"{stored.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
 
 
 def points(x: float) -> str:
-    """A change of a rate in signed percentage points, "+2.5", from its stored figure."""
-    return format(round(x, CHANGE_PLACES), "+.1%").removesuffix("%")
+    """A change of a rate in signed percentage points, "+2.5", from its stored figure, rounded half up."""
+    stored = Decimal(repr(round(x, CHANGE_PLACES))) * 100
+    return f"{stored.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP):+}"
 
 
 def wilson_interval(passed: int, runs: int, confidence: float = 0.95) -> tuple[float, float]:

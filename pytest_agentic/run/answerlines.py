@@ -161,13 +161,34 @@ def _split(text: str, labels: Sequence[str]) -> str:
     return "\n".join(out)
 
 
+#: Letters of other scripts drawn like Latin ones (Cyrillic, Greek) and full-width Latin letters, read as the
+#: Latin letter a person sees: a label spelled ``АNSWER`` with a Cyrillic А is an ``ANSWER:`` line (a player
+#: hid the decoy under one), and a value is read as it reads. Digits are not folded (a value in another script's
+#: digits is not in its closed form).
+_LOOKALIKE = str.maketrans(
+    "АВСЕНІЈКМОРЅТХУаеіјорсѕухԁһӏ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧον"
+    + "".join(chr(c) for c in range(0xFF21, 0xFF3B)) + "".join(chr(c) for c in range(0xFF41, 0xFF5B)),
+    "ABCEHIJKMOPSTXYaeijopcsyxdhl" "ABEZHIKMNOPTYXov"
+    + "".join(chr(c) for c in range(ord("A"), ord("Z") + 1)) + "".join(chr(c) for c in range(ord("a"), ord("z") + 1)))
+#: An HTML comment: hidden when the reply is shown, so a judged line inside one is read as a line of its own.
+_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
+
+
+def _as_read(text: str) -> str:
+    """The reply as its answer lines are read: look-alike letters as Latin, and each HTML comment's text
+    also on lines of its own after the reply (left in place too, where it is a note on its line)."""
+    text = text.translate(_LOOKALIKE)
+    hidden = [m.group(1) for m in _COMMENT.finditer(text)]
+    return text + "".join(f"\n{inner}\n" for inner in hidden)
+
+
 def find(text: str, label: str, others: Sequence[str] = ()) -> list[Line]:
     """Every line of ``text`` labelled ``label`` (a regular expression; spaces match any spacing,
     ``_`` or ``-``), after its reasoning block, as (label, value, note, text).
 
     ``others``: the task's other labels; a line ends where one of them starts (``ASSUMPTION: x
     QUESTION: y`` gives ``x`` under ``assumption`` and ``y`` under ``question``)."""
-    body = markup_removed(final_claim(text))  # <p><b>ANSWER:</b> 8288</p> is a line too
+    body = markup_removed(_as_read(final_claim(text)))  # <p><b>ANSWER:</b> 8288</p> is a line too
     if others:
         body = _split(body, [label, *others])
     line = re.compile(_LEAD + _labelled(label) + "(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -182,19 +203,35 @@ def find(text: str, label: str, others: Sequence[str] = ()) -> list[Line]:
 
 #: A line that is a note alone, in brackets ("(or q-283a)", "- [alt. standard.py:fee]"), after list marks.
 _NOTE_LINE = re.compile(r"^[ \t>*+\u2022-]*(?:\*\*|[*_`])*[ \t]*(\([^\n]*\)|\[[^\n]*\])[ \t]*(?:\*\*|[*_`])*[ \t.]*$")
+#: A line right under a judged line that goes on from it: a condition or an alternative ("unless the legacy
+#: file is live, in which case 9109"), the line's note as much as one in brackets.
+_GOES_ON = re.compile(r"^[ \t>*+\u2022-]*(?:\*\*|[*_`])*[ \t]*((?:unless|otherwise|or|else|alternatively|failing that|"
+                      r"in which case|except)\b[^\n]*)$", re.IGNORECASE)
+#: A footnote's text (``[^1]: ...``).
+_FOOTNOTE_DEF = re.compile(r"^[ \t]*\[\^([^\]\s]+)\]:[ \t]*(.*)$", re.MULTILINE)
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
 
 
 def _attached_notes(body: str, end: int, value: str) -> list[str]:
     """The notes of a judged line written off the line: lines that are a note alone right under it (no blank
-    line between), and the text of the footnotes its value refers to (``q-e90f[^1]`` and ``[^1]: ...``). Either
-    is the line's note as much as one in brackets on the line, and puts it out of form (:func:`alone`)."""
+    line between), in brackets or going on from it (``unless ...``, ``or ...``), the text of the footnotes its
+    value refers to (``q-e90f[^1]`` and ``[^1]: ...``) and of every footnote written below it. Each is the
+    line's note as much as one in brackets on the line, and puts it out of form (:func:`alone`)."""
     notes = []
     for following in body[end:].split("\n")[1:]:
         m = _NOTE_LINE.match(following)
         if m is None:
+            goes_on = _GOES_ON.match(following)
+            if goes_on is not None:
+                notes.append(goes_on.group(1).strip())
             break
         notes.append(m.group(1)[1:-1].strip())
+    # A footnote written below the line is its note too, whatever points to it: a footnote is a note, and one
+    # the prose above points to ("cache[^1]", then "[^1]: if that is ruled out, f5eb1d20") still reads as
+    # the answer's condition. Explanations, footnotes included, go above the answer lines.
+    for m in _FOOTNOTE_DEF.finditer(body, end):
+        if m.group(2).strip():
+            notes.append(m.group(2).strip())
     for ref in _FOOTNOTE_REF.findall(value):
         defined = re.search(rf"^[ \t]*\[\^{re.escape(ref)}\]:[ \t]*(.*)$", body, re.MULTILINE)
         if defined:
