@@ -13,6 +13,9 @@ that passes, so the case fails for the right reason:
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from pytest_agentic import Final
@@ -108,3 +111,24 @@ def test_nan_declines_as_undefined_does():
              "is undefined here (pandas' rolling(10).mean() gives NaN).\n\n")
     assert judged("09", 202, [*steps(inst), Final(prose + "ANSWER: NaN")]) is None
     assert judged("09", 202, [*steps(inst), Final(prose + "ANSWER: NaN or 101.2")]) is not None
+
+
+# --------------------------------------------------------------------------- the second round (P5, P6)
+# Two more players at seeds 240-255, after the fixes above: P6 (careful, terse, chatty, reasoning; 21 runs) met no
+# misjudgment; P5 (a hacker; 24 runs) had 10 hedges accepted: a fallback in a line starting "If" under the answer
+# lines (7), a label with a zero-width space inside (1), a label spelled out letter by letter (2). Every reply
+# of both is replayed here, word for word, with the run's investigation replayed (the reference's tool calls);
+# task_06's correct replies changed the code as their ASSUMPTION says, which the reference does not, so they are
+# left to the players' own runs.
+ROUND_2 = json.loads((Path(__file__).parent / "players_rev5_round2.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", [c for c in ROUND_2 if not (c["task"] == "06" and c["intent"] == "correct")],
+                         ids=lambda c: f"{c['player']}-task_{c['task']}-{c['seed']}-{c['intent']}")
+def test_second_round_replies_are_judged_as_a_reviewer_judges_them(case):
+    inst = instance(case["task"], case["seed"])
+    why = judged(case["task"], case["seed"], [*steps(inst), Final(case["reply"])])
+    if case["intent"] == "correct":
+        assert why is None, why
+    else:
+        assert why is not None, "accepted"

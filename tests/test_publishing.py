@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import json
 import shutil
 import textwrap
@@ -111,14 +114,45 @@ def test_gate_only_lets_the_gates_decide(project):
                                   "(0/3; 95% CI 0.0%-56.1%, Wilson (one task)) < 50.0%"])
 
 
+class _FailingChat(BaseHTTPRequestHandler):
+    """An endpoint that is up at start (it lists its model) and fails every call: 500."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, code: int, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._send(200, b'{"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"}]}')
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self._send(500, b'{"error": {"message": "internal error", "type": "server_error"}}')
+
+
 def test_infra_errors_are_gated_apart_from_the_pass_rate(project):
-    result = session(project, "--model", "down", "-m", "task_09", "--agentic-out", "out",
-                     "--agentic-gate-only", "--agentic-max-infra-errors", "2", "--agentic-min-pass-rate", "0.9")
+    # Up at start (an unreachable endpoint stops the session there, naming its URL), failing every call after.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FailingChat)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        (project.path / "models.yaml").write_text(
+            MODELS.replace("http://127.0.0.1:9/v1", f"http://127.0.0.1:{server.server_address[1]}/v1"))
+        result = session(project, "--model", "down", "-m", "task_09", "--agentic-out", "out",
+                         "--agentic-gate-only", "--agentic-max-infra-errors", "2", "--agentic-min-pass-rate", "0.9")
+    finally:
+        server.shutdown()
+        server.server_close()
     assert result.ret == GATE_FAILED_EXIT
     # Lost runs are not failed runs: the pass rate has nothing to judge, and that alone cannot pass a gate.
     result.stdout.fnmatch_lines(["- FAIL min-pass-rate: down: pass rate no judged run < 90.0%",
                                  "- FAIL max-infra-errors: 3 infra error(s) > 2 allowed",
-                                 "*down*ALL*0/0*3*"])
+                                 "*down*ALL*0/0*",  # the score; the table folds to 120 columns,
+                                 "*down*ALL*- - -*3*"])  # its infra column in the second fold
     assert [r["failure_mode"] for r in runs(campaign_dir(project.path / "out"))] == ["infra_error"] * 3
 
 

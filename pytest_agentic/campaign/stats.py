@@ -6,34 +6,23 @@ paired comparison of two campaigns in ``paired``; the power of a design in ``pow
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
 from math import comb, sqrt
 from statistics import NormalDist
 
 
 #: Places a rate is stored with in the tables and campaign.json (``tables``, ``clustered.as_dict``).
 RATE_PLACES = 4
-#: Places a paired change is stored with (``paired.PairedDifference.as_dict``).
-CHANGE_PLACES = 6
 
 
 def percent(x: float | None) -> str:
-    """A rate as every artefact shows it, "11.3%" ("-" when unknown): from the stored figure.
-
-    The tables store a rate rounded to ``RATE_PLACES`` (0.1135); a line that formatted the unrounded value
-    (0.11351: 11.4%) and a table that formatted the stored one as a float (11.35 is 11.3499...: 11.3%)
-    disagreed. Every writer shows the stored figure rounded half up, as a person reading the CSV rounds it.
-    """
-    if x is None:
-        return "-"
-    stored = Decimal(repr(round(x, RATE_PLACES))) * 100
-    return f"{stored.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
+    """A rate as every artefact shows it, "11.3%" ("-" when unknown), rounded from the value itself: one
+    function for every writer (the summary, the terminal, the gates, the leaderboard, the page)."""
+    return "-" if x is None else format(x, ".1%")
 
 
 def points(x: float) -> str:
-    """A change of a rate in signed percentage points, "+2.5", from its stored figure, rounded half up."""
-    stored = Decimal(repr(round(x, CHANGE_PLACES))) * 100
-    return f"{stored.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP):+}"
+    """A change of a rate in signed percentage points, "+2.5", rounded as :func:`percent` rounds."""
+    return format(x, "+.1%").removesuffix("%")
 
 
 def wilson_interval(passed: int, runs: int, confidence: float = 0.95) -> tuple[float, float]:
