@@ -198,6 +198,10 @@ def test_one_rounding_for_every_share_shown():
 
     assert percent(wilson_interval(15, 30)[0]) == "33.2%" and percent(wilson_interval(0, 3)[1]) == "56.1%"
     assert percent(None) == "-" and percent(1.0) == "100.0%" and percent(0.0) == "0.0%"
+    from pytest_agentic.campaign.stats import stored
+
+    low = 0.11351  # a clustered bound; the table stores 0.1135, and the summary's line shows that figure too
+    assert percent(low) == "11.4%" and percent(stored(low)) == "11.3%" == percent(round(low, 4))
     assert points(0.125) == "+12.5" and points(-0.025) == "-2.5" and points(0.0) == "+0.0"
 
 

@@ -20,6 +20,12 @@ def percent(x: float | None) -> str:
     return "-" if x is None else format(x, ".1%")
 
 
+def stored(x: float | None) -> float | None:
+    """A rate as the tables store it (``RATE_PLACES``): a line that shows a bound the tables also hold shows
+    this figure, so the two agree to the last digit (0.11351 is 11.4%, its stored 0.1135 is 11.3%)."""
+    return None if x is None else round(x, RATE_PLACES)
+
+
 def points(x: float) -> str:
     """A change of a rate in signed percentage points, "+2.5", rounded as :func:`percent` rounds."""
     return format(x, "+.1%").removesuffix("%")

@@ -9,7 +9,7 @@ from . import economy, frontier, tables
 from .untrusted import code_span
 from ..run.records import RunRecord
 from ..run.task import BENCHMARK_REVISION
-from .stats import percent
+from .stats import percent, stored
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
@@ -111,7 +111,9 @@ def overall_lines(records: Sequence[RunRecord]) -> list[str]:
         if est.rate is None:
             lines.append(f"- {model}: no judged run")
             continue
-        text = f"- {model}: {est.passed}/{est.judged} = {_pct(est.rate)}, 95% CI {_pct(est.low)}-{_pct(est.high)} ({est.label}"
+        # The figures the ALL row of the table stores: the line and the table show one bound alike.
+        rate, low, high = stored(est.rate), stored(est.low), stored(est.high)
+        text = f"- {model}: {est.passed}/{est.judged} = {_pct(rate)}, 95% CI {_pct(low)}-{_pct(high)} ({est.label}"
         if est.se is not None:
             text += f", over {est.tasks} tasks; standard error {percent(est.se).removesuffix('%')} points"
             if est.design_effect is not None:

@@ -18,7 +18,7 @@ from .compare import Comparison
 from ..run.records import FailureMode, RunRecord
 from ..campaign.clustered import Overall, overall as clustered_overall
 from ..campaign.tables import task_counts
-from ..campaign.stats import percent
+from ..campaign.stats import percent, stored
 
 #: Exit status of a session whose campaign failed a gate (pytest's own codes are 0 to 5).
 GATE_FAILED_EXIT = 6
@@ -51,7 +51,7 @@ def _overall(records: Sequence[RunRecord]) -> dict[str, Overall]:
 
 
 def _interval(o: Overall) -> str:
-    return f"95% CI {percent(o.low)}-{percent(o.high)}, {o.label}"
+    return f"95% CI {percent(stored(o.low))}-{percent(stored(o.high))}, {o.label}"
 
 
 def evaluate(config: GateConfig, records: Sequence[RunRecord], comparison: Comparison | None = None) -> list[GateResult]:
