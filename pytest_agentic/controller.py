@@ -104,8 +104,8 @@ class Controller:
         self.finished_items: set[str] = set()
         #: Runs skipped because the campaign budget was spent.
         self.budget_skipped = 0
-        #: Whether the end of the session was prepared (``prepare_the_end``), at the first report.
-        self.end_prepared = False
+        #: The thread preparing the end of the session (``prepare_the_end``), started at the first report.
+        self.end_thread: threading.Thread | None = None
         if session.budget is not None:
             session.ledger = Ledger.create()
         self.verdicts = self.verdicts_of(session)
@@ -302,9 +302,8 @@ class Controller:
         self.server_logs.clear()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not self.end_prepared:
-            self.end_prepared = True
-            prepare_the_end()
+        if self.end_thread is None:
+            self.end_thread = prepare_the_end()
         self.campaign.pacing.add(getattr(report, scheduler.PACING_ATTR, None))
         tasks = getattr(report, outcome.TASKS_ATTR, None)
         if tasks:
@@ -330,6 +329,10 @@ class Controller:
             self.other_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.end_thread is not None:
+            # Its imports end before the session does: a daemon thread frozen at exit while it holds the import
+            # lock hangs the interpreter's shutdown (a __del__ that imports waits for it forever).
+            self.end_thread.join()
         if self.stopped_for or (exitstatus == pytest.ExitCode.USAGE_ERROR and not self.running
                                 and not self.campaign.added):
             # Stopped at start (no sandbox, a refused resume): nothing ran, and a resumed folder stays as it was.
