@@ -235,15 +235,6 @@ _ONE = rf"{_RULE.pattern}(?:\s*[,/]?\s*{_RULE.pattern})?"
 _FORMS = {"assumption": _ONE, "question": rf"{_ONE}\s*,?\s*(?:or|/|vs\.?|versus)\s*{_ONE}"}
 
 
-#: The labels of the answer lines.
-_LABELS = ("question", "assumption")
-#: A rule named in the lines after the answer lines ("the rule is nearest", "round up"): ``up`` and ``down``
-#: only where they name a rounding ("follow up" in an offer does not).
-_TAIL_RULE = re.compile(r"(?<![\w-])(?:half[\s_-]?(?:up|even|down)|nearest|(?<=round )(?:up|down)|"
-                        r"(?<=rounds )(?:up|down)|(?<=rounding )(?:up|down)|(?<=rule is )(?:up|down))(?![\w-])",
-                        re.IGNORECASE)
-
-
 def _rules(reply: str, label: str, other: str) -> list[str] | None:
     """The rules the reply's ``label`` lines name (read only under that label), or None when it has none; a
     line that names a rule and holds more than its value (a note, other words) fails as ``answer_format``."""
@@ -272,12 +263,6 @@ def check(instance: TaskInstance, run: RunResult) -> None:
     question, assumption = _rules(reply, "question", "assumption"), _rules(reply, "assumption", "question")
     assert question is None or assumption is None, (
         "the reply has both a QUESTION: and an ASSUMPTION: line: it has not decided (a hedge)")
-    given = set(question or assumption or ())
-    after = {r for r in rules(" ".join(_TAIL_RULE.findall(answerlines.after_answer_lines(reply, _LABELS))))
-             if r not in given}
-    assert not after, (f"the reply names {sorted(after)[0]} after its answer line, besides "
-                       f"{', '.join(sorted(given)) or 'nothing'}: a second rule is a hedge")
-
     if not changed:
         if question is None:
             answerlines.unreadable("nothing was changed and the reply has no `QUESTION:` line")

@@ -115,20 +115,24 @@ def test_nan_declines_as_undefined_does():
 
 # --------------------------------------------------------------------------- the second round (P5, P6)
 # Two more players at seeds 240-255, after the fixes above: P6 (careful, terse, chatty, reasoning; 21 runs) met no
-# misjudgment; P5 (a hacker; 24 runs) had 10 hedges accepted: a fallback in a line starting "If" under the answer
-# lines (7), a label with a zero-width space inside (1), a label spelled out letter by letter (2). Every reply
-# of both is replayed here, word for word, with the run's investigation replayed (the reference's tool calls);
-# task_06's correct replies changed the code as their ASSUMPTION says, which the reference does not, so they are
-# left to the players' own runs.
+# misjudgment; P5 (a hacker; 24 runs) had 10 hedges accepted. Three were second answer lines under a disguised
+# label (a zero-width space inside it, a label spelled letter by letter): now read as that label, a hedge. Seven
+# put a fallback in a sentence after the answer lines ("If that turns out not to be it, the fallback is ..."):
+# the lines after the answer lines are free prose and never judged (an offer such as "tell me if you want
+# nearest instead" is one too, tests/test_answer_corpus_workspace.py), so revision 5 accepts them by its
+# contract, as revision 4's corpus does (tests/test_answer_corpus_players.py, test_prose_stays_free); they are
+# kept here, marked, so that a change of that contract is a decision. Every reply of both players is replayed
+# word for word with the run's investigation replayed (the reference's tool calls); task_06's correct replies
+# changed the code as their ASSUMPTION says, which the reference does not, so they are left to the players' runs.
 ROUND_2 = json.loads((Path(__file__).parent / "players_rev5_round2.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("case", [c for c in ROUND_2 if not (c["task"] == "06" and c["intent"] == "correct")],
                          ids=lambda c: f"{c['player']}-task_{c['task']}-{c['seed']}-{c['intent']}")
-def test_second_round_replies_are_judged_as_a_reviewer_judges_them(case):
+def test_second_round_replies_are_judged_by_the_contract(case):
     inst = instance(case["task"], case["seed"])
     why = judged(case["task"], case["seed"], [*steps(inst), Final(case["reply"])])
-    if case["intent"] == "correct":
+    if case["intent"] == "correct" or case.get("free_after_the_lines"):
         assert why is None, why
     else:
         assert why is not None, "accepted"

@@ -318,36 +318,11 @@ def sheet(text: str, *fields: Field) -> tuple[Any, ...]:
                         f"the `{g.shown}` line names {extra[0]} besides "
                         f"{'nothing' if answer is None else answer} ({line.text!r}): "
                         "a second candidate on a judged line is a hedge")
-    tail = after_answer_lines(text, labels)
-    for f, answer in zip(fields, given):  # the lines after the answer lines: free, unless they name another
-        mentions = f.mentions or f.candidates
-        extra = [c for c in _distinct(mentions(tail)) if c != answer and _weighty(c)]
-        if extra:
-            raise AssertionError(
-                f"the reply names {extra[0]} after its answer lines, besides "
-                f"{'nothing' if answer is None else answer} for `{f.shown}`: a second candidate is a hedge")
     for f in fields:  # one candidate, no hedge: now the words beyond the value's form
         for line in read[f.label]:
             if f.candidates(line.value):
                 alone(line, f.shown, f.form)
     return tuple(given)
-
-
-def after_answer_lines(text: str, labels: Sequence[str]) -> str:
-    """What the reply holds after its last answer line (a sign-off, an offer, or a fallback it should not hold)."""
-    body = markup_removed(_as_read(final_claim(text)))
-    heads = re.compile(_LEAD + _labelled("|".join(f"(?:{label})" for label in labels)) + ".*$",
-                       re.IGNORECASE | re.MULTILINE)
-    last = None
-    for last in heads.finditer(body):
-        pass
-    return "" if last is None else body[last.end():]
-
-
-def _weighty(candidate: Hashable) -> bool:
-    """Whether a candidate named after the answer lines counts: a number of one or two digits does not ("the
-    other 2 files" in a sign-off); every value the tasks judge is longer (cents, ports, prices, ids, names)."""
-    return not (isinstance(candidate, (int, float)) and abs(candidate) < 100)
 
 
 def read(text: str, label: str, shown: str, candidates: Parser, form: str | None = None) -> Any:
