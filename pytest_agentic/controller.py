@@ -8,7 +8,7 @@ import signal
 import tempfile
 import threading
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -94,6 +94,30 @@ def prepare_the_end() -> threading.Thread:
     return thread
 
 
+class EntryCheck:
+    """``findings`` on a thread of its own (xdist's controller: it overlaps the workers' start-up)."""
+
+    def __init__(self, findings: Callable[[], list[Any]]) -> None:
+        self._found: list[Any] = []
+        self._error: BaseException | None = None
+
+        def target() -> None:
+            try:
+                self._found = findings()
+            except BaseException as exc:  # noqa: BLE001 - raised where the result is read
+                self._error = exc
+
+        # Not a daemon: a thread frozen mid-import at exit would hold the import lock the shutdown needs.
+        self.thread = threading.Thread(target=target, name="agentic-entry-check")
+        self.thread.start()
+
+    def result(self) -> list[Any]:
+        self.thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._found
+
+
 class Controller:
     def __init__(self, session: AgenticSession) -> None:
         self.session = session
@@ -119,6 +143,8 @@ class Controller:
         self.stopped_for: str | None = None
         #: xdist's local workers, by process id (told of a SIGTERM the controller alone received).
         self.worker_pids: list[int] = []
+        #: Under xdist, the entry check running while the workers start (``EntryCheck``), until it is read.
+        self.entry_check: EntryCheck | None = None
         #: Why report.html could not be written (said in the terminal), or None.
         self.report_error: str | None = None
         session.config.pluginmanager.register(
@@ -176,6 +202,8 @@ class Controller:
         self.stopped_for = self.stopped_for or internals.node_worker_output(node).get(SANDBOX_ERROR)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.entry_check is not None:  # a session stopped before its loop: the thread may be mid-import
+            self.entry_check.thread.join()
         self.stop_servers()
         if self.session.ledger is not None:
             self.session.ledger.remove()
@@ -205,12 +233,24 @@ class Controller:
         # it asks once collection has found an agent test (``pytest_collection_finish``), litellm's import
         # (``run.calls.llm.preload_in_background``) overlapping collection.
         distributed = config.pluginmanager.has_plugin("dsession")
+        telemetry.start_session(self.session)  # before xdist's workers: they are handed its context
+        if distributed and not any(e.server for e in self.session.selected_models()):
+            # No server to start first: litellm's import (seconds of CPU) overlaps the workers' own start
+            # instead of delaying it; what it finds stops the session before an item is dealt (``pytest_runtestloop``).
+            self.entry_check = EntryCheck(self.findings)
+            return
         if distributed:
             self.check_entries(endpoints=False)
-        telemetry.start_session(self.session)  # before xdist's workers: they are handed its context
         self.start_servers()
         if distributed:
             self.check_entries(endpoints=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """xdist's controller: the entry check started at session start has ended before its loop deals an item."""
+        if self.entry_check is not None:
+            check, self.entry_check = self.entry_check, None
+            self.say(check.result())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from .run.task import task_spec_of
@@ -222,19 +262,28 @@ class Controller:
     def check_entries(self, *, endpoints: bool) -> None:
         """What litellm says of each selected entry (its provider, its parameters), or, once its server is up,
         what its endpoint says (reachable, serving the model named): errors stop the session, warnings are said."""
+        self.say(self.findings(entries=not endpoints, endpoints=endpoints))
+
+    def findings(self, *, entries: bool = True, endpoints: bool = True) -> list[Any]:
+        """``startcheck``'s findings for the selected entries (litellm's word on each, then its endpoint's)."""
         if self.session.replay is not None or all(e.scripted for e in self.session.selected_models()):
-            return
+            return []
         from .run.calls import startcheck
 
         path, found = self.session.models_path, []
         for entry in self.session.selected_models():
-            api_base = self.session.api_base(entry)
-            if not endpoints:
+            if entries:
                 found += startcheck.check_entry(path, entry)
-            elif api_base:
+        for entry in self.session.selected_models():
+            api_base = self.session.api_base(entry)
+            if endpoints and api_base:
                 key = os.environ.get(entry.api_key_env, "") if entry.api_key_env else None
                 found += startcheck.endpoint_findings(path, entry, api_base, key,
                                                       "api_base_env" if entry.api_base_env else "api_base")
+        return found
+
+    def say(self, found: list[Any]) -> None:
+        """Stop the session on the findings' errors (``UsageError``), or write their warnings."""
         errors = list(dict.fromkeys(f.message for f in found if f.error))
         if errors:
             self.stop_servers()

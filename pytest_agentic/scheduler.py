@@ -136,13 +136,23 @@ class Prefetcher:
             self._cursor = max(self._cursor, end)
             return self.items[first:end]
         ahead = [nextitem] if nextitem is not None else []
-        ahead += [self.items[i] for i in self.claim_queued(self.window - len(ahead))]
+        # The backlog binds a worker as it binds a plain session: no more fresh claims while it is full.
+        ahead += [self.items[i] for i in self.claim_queued(self.window - len(ahead), max(0, BACKLOG - self.backlog))]
         return [item, *ahead][: self.window + 1]
 
-    def claim_queued(self, count: int) -> list[int]:
-        """The first ``count`` items of this worker's queue, marked started under the queue's lock."""
+    def claim_queued(self, count: int, fresh: int | None = None) -> list[int]:
+        """The first ``count`` items of this worker's queue, marked started under the queue's lock; of
+        those not claimed before, ``fresh`` at most (what is claimed stays a prefix of the queue)."""
         with self._queue.lock() as queue:
-            taken = [i for i in list(queue)[:count] if isinstance(i, int)]
+            taken: list[int] = []
+            for i in list(queue)[:count]:
+                if not isinstance(i, int):
+                    continue
+                if i not in self._claimed:
+                    if fresh is not None and fresh <= 0:
+                        break
+                    fresh = None if fresh is None else fresh - 1
+                taken.append(i)
             self._claimed.update(taken)
         return taken
 

@@ -101,6 +101,16 @@ def test_an_unknown_parameter_is_an_error_or_with_drop_params_a_warning(pytester
     warned.stdout.fnmatch_lines(["agentic: warning: *entry 'mine': key 'params.temprature'*drop_params*"])
 
 
+def test_under_xdist_a_warning_is_said_once_and_the_campaign_runs(pytester):
+    with ListingServer(["x"]) as server:
+        project(pytester, {"model": "openai/x", "api_base": server.api_base,
+                           "params": {"temprature": 0.0, "drop_params": True}})
+        result = start(pytester, "-n", "2", runs=4)
+        assert server.calls == 4 and server.gets == 1
+    result.assert_outcomes(passed=4)
+    assert result.stdout.str().count("key 'params.temprature'") == 1, result.stdout.str()
+
+
 def test_a_parameter_the_provider_does_not_support_is_named():
     entry = ModelEntry(name="b", model="bedrock/qwen.qwen3-coder-30b-a3b-v1:0",
                        params={"aws_region_name": "us-east-1", "temperature": 0.7, "seed": 1, "extra_body": {}})
@@ -119,11 +129,14 @@ def test_every_shipped_entry_passes_litellm_s_checks():
         {name: [] for name in registry.entries}
 
 
-def test_a_served_model_name_the_endpoint_lacks_stops_at_start_naming_what_it_serves(pytester):
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_a_served_model_name_the_endpoint_lacks_stops_at_start_naming_what_it_serves(pytester, xdist):
+    # Under xdist the controller asks while its workers start (``controller.EntryCheck``): the answer still
+    # stops the session before any item is dealt, so the endpoint sees no call.
     with ListingServer(["org/model-7b", "org/model-70b"]) as server:
         project(pytester, {"model": "openai/org/model-7", "api_base": server.api_base})
-        result = start(pytester)
-        assert server.calls == 0
+        result = start(pytester, *xdist, runs=4)
+        assert server.calls == 0 and server.gets == 1
     assert_stopped_at_start(pytester, result, f"the endpoint {server.api_base} does not serve 'org/model-7'",
                             "it serves 'org/model-7b', 'org/model-70b'")
 

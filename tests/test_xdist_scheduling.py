@@ -160,3 +160,24 @@ def test_a_lost_workers_items_go_to_a_worker_alive_but_the_one_it_was_running(py
     assert b.commands[-1] == ("steal", [5, 7])
     assert sched.remove_node(b) == "t[1]"  # gw1 dies while judging item 1 (the request dies with it)
     assert a.commands[-1] == ("runtests", [3, 5, 7])
+
+
+def test_a_worker_claims_a_prefix_and_no_more_fresh_runs_than_the_backlog_leaves():
+    """``Prefetcher.claim_queued`` on xdist's own queue: what it claims is a prefix of the queue (the steal
+    guard hands back only the rest), and runs claimed before do not count against the fresh allowance."""
+    import execnet
+    from xdist.remote import Marker, TestQueue
+
+    from pytest_agentic.scheduler import Prefetcher
+
+    queue = TestQueue(execnet.gateway_base.get_execmodel("thread"))
+    for i in range(10):
+        queue.put(i)
+    queue.put(Marker.SHUTDOWN)
+    prefetcher = Prefetcher.__new__(Prefetcher)  # only the queue and the claimed set are read
+    prefetcher._queue, prefetcher._claimed = queue, set()
+    assert prefetcher.claim_queued(6, fresh=3) == [0, 1, 2]
+    assert prefetcher.claim_queued(6, fresh=2) == [0, 1, 2, 3, 4]  # 0-2 again, and two fresh ones
+    assert prefetcher.claim_queued(6, fresh=0) == [0, 1, 2, 3, 4]  # a full backlog: nothing fresh
+    assert prefetcher.claim_queued(20) == list(range(10))  # the shutdown marker is not an item
+    assert prefetcher._claimed == set(range(10))

@@ -118,7 +118,15 @@ class TaskInstance:
     system: str = ""
 
     def content_hash(self) -> str:
-        """A stable hash of what the model sees and the checker expects."""
+        """A stable hash of what the model sees and the checker expects (computed once: every run of
+        a campaign's instance records it, and the instance is not changed after ``build``)."""
+        cached = self.__dict__.get("_content_hash")
+        if cached is None:
+            cached = self._hash()
+            object.__setattr__(self, "_content_hash", cached)
+        return str(cached)
+
+    def _hash(self) -> str:
         h = hashlib.sha256()
         h.update(self.prompt.encode())
         for path in sorted(self.files):
