@@ -85,10 +85,70 @@ def _client(litellm: Any, size: int) -> Any:
 
     verify, http2 = get_ssl_configuration(), http2_enabled()
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-    transport = _waiting(httpx.HTTPTransport(verify=verify, http2=http2, limits=limits))
+    inner = httpx.HTTPTransport(verify=verify, http2=http2, limits=limits)
+    keep_assigned_connections(inner)
+    transport = _waiting(inner)
     client = httpx.Client(verify=verify, follow_redirects=True, http2=http2, limits=limits, transport=transport)
     client._agentic_size = size  # type: ignore[attr-defined]
     return client
+
+
+def keep_assigned_connections(transport: Any) -> bool:
+    """Make ``transport``'s httpcore pool leave alone the connections its requests hold; True when it did.
+
+    httpcore 1.0.9's pool (encode/httpcore#1110, open) hands an idle connection to a waiting request
+    and, before that request's thread starts on it, another thread's pass over the pool can still
+    see it idle and close it: as expired (idle past ``keepalive_expiry``), surplus, or to make room.
+    Closed before the request starts, the call fails ("Connection error": EBADF); closed after, the
+    request waits for a reply on a socket no one reads until its read timeout (300 s by default).
+    With hundreds of calls in flight it cost 1 to 7 lost runs in 3000 (``benchmarks/scaling.py``).
+
+    The pass (``_assign_requests_to_connections``) runs here without the connections that a request
+    of the pool already holds, and with ``max_connections`` lowered by as many, so a held connection
+    is neither closed nor handed to a second request and the pool's size stays its size. Only an
+    ``httpcore.ConnectionPool`` of exactly that class (httpx's own, no proxy) is changed.
+    """
+    import httpcore
+
+    pool = getattr(transport, "_pool", None)
+    if type(pool) is not httpcore.ConnectionPool:
+        return False
+    pool.__class__ = _held_pool_class()
+    return True
+
+
+def _held_pool_class() -> Any:
+    global _HeldPool
+    if _HeldPool is None:
+        import httpcore
+
+        class HeldPool(httpcore.ConnectionPool):
+            """httpcore's pool whose passes skip the connections its requests hold (``keep_assigned_connections``)."""
+
+            def _assign_requests_to_connections(self) -> list[Any]:
+                held = {id(r.connection) for r in self._requests if r.connection is not None}
+                everything = list(self._connections)
+                free = [c for c in everything if id(c) not in held]
+                if len(free) == len(everything):
+                    return super()._assign_requests_to_connections()
+                taken = len(everything) - len(free)
+                self._connections = free  # the pass changes this list in place
+                self._max_connections -= taken
+                try:
+                    closing: list[Any] = super()._assign_requests_to_connections()
+                finally:
+                    self._max_connections += taken
+                    # In their order: the held ones, the free ones the pass kept, then those it made.
+                    kept, before = {id(c) for c in self._connections}, {id(c) for c in everything}
+                    self._connections = ([c for c in everything if id(c) in held or id(c) in kept]
+                                         + [c for c in self._connections if id(c) not in before])
+                return closing
+
+        _HeldPool = HeldPool
+    return _HeldPool
+
+
+_HeldPool: Any = None
 
 
 def _waiting(inner: Any) -> Any:
@@ -125,4 +185,4 @@ def current_size() -> int | None:
         else None
 
 
-__all__ = ["SPARE", "current_size", "pool_size", "raise_file_limit", "size_pool"]
+__all__ = ["SPARE", "current_size", "keep_assigned_connections", "pool_size", "raise_file_limit", "size_pool"]

@@ -1,0 +1,138 @@
+"""The harness's HTTP pool keeps a connection a request holds (encode/httpcore#1110, open in httpcore 1.0.9).
+
+httpcore's pass over its pool can close, as expired, surplus or to make room, an idle connection it
+has just handed to a request whose thread has not started on it: the call then fails (EBADF) or,
+if it had started, waits for its read timeout. ``connections.keep_assigned_connections`` runs the
+pass without the held connections. The first tests drive the pass itself, httpcore's own and ours,
+on the same state (the race cannot be timed through the public API); the last sends calls through
+litellm with the harness's pool at a keep-alive short enough to make the race common.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import httpcore
+import httpx
+import pytest
+
+from pytest_agentic.run.calls import connections
+
+from .async_server import AsyncEndpoint
+
+ORIGIN = httpcore.URL("http://127.0.0.1:9/").origin
+
+
+class Idle:
+    """A connection as httpcore's pool sees it: idle, its keep-alive expired, free for the origin."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.closed = name, False
+
+    def can_handle_request(self, origin: object) -> bool:
+        return True
+
+    def is_available(self) -> bool:
+        return not self.closed
+
+    def has_expired(self) -> bool:
+        return True
+
+    def is_idle(self) -> bool:
+        return True
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def pool(*, ours: bool, max_connections: int = 10) -> httpcore.ConnectionPool:
+    transport = httpx.HTTPTransport(limits=httpx.Limits(max_connections=max_connections,
+                                                        max_keepalive_connections=max_connections))
+    if ours:
+        assert connections.keep_assigned_connections(transport)
+    return transport._pool
+
+
+def request() -> httpcore._sync.connection_pool.PoolRequest:
+    return httpcore._sync.connection_pool.PoolRequest(httpcore.Request("POST", "http://127.0.0.1:9/v1/x"))
+
+
+@pytest.mark.parametrize("ours", [False, True], ids=["httpcore's pass", "the harness's pass"])
+def test_a_pass_closes_a_held_expired_connection_only_without_the_fix(ours):
+    the_pool = pool(ours=ours)
+    held, spare = Idle("held"), Idle("spare")
+    holder = request()
+    holder.assign_to_connection(held)  # handed over; its thread has not started on it yet
+    the_pool._connections[:] = [held, spare]
+    the_pool._requests[:] = [holder]
+    closing = the_pool._assign_requests_to_connections()
+    if ours:
+        assert closing == [spare] and the_pool._connections == [held]
+    else:  # httpcore's own pass closes the connection a request holds: the bug this module works around
+        assert held in closing and held not in the_pool._connections
+
+
+def test_a_held_connection_is_not_handed_to_a_second_request_and_the_pool_keeps_its_size():
+    the_pool = pool(ours=True, max_connections=2)
+    held = Idle("held")
+    the_pool._connections[:] = [held]
+    holder, waiting = request(), request()
+    holder.assign_to_connection(held)
+    the_pool._requests[:] = [holder, waiting]
+    the_pool._assign_requests_to_connections()
+    assert waiting.connection is not None and waiting.connection is not held  # a new connection, not the held one
+    assert the_pool._connections[0] is held and len(the_pool._connections) == 2
+    assert the_pool._max_connections == 2
+    third = request()
+    the_pool._requests.append(third)
+    the_pool._assign_requests_to_connections()
+    assert third.is_queued(), "a third request waits: the pool is at its size, held connections counted"
+
+
+def test_only_httpx_s_own_pool_class_is_changed():
+    transport = httpx.HTTPTransport(proxy="http://127.0.0.1:9")  # an httpcore.HTTPProxy: left as it is
+    assert not connections.keep_assigned_connections(transport)
+    assert type(transport._pool) is httpcore.HTTPProxy
+
+
+def test_hundreds_of_calls_through_the_harness_pool_with_a_short_keep_alive_all_arrive(monkeypatch):
+    """The race made common: connections expire after 20 ms idle while 120 threads share the pool."""
+    from pytest_agentic.run.calls import llm
+
+    litellm = llm.litellm_module()
+    real = httpx.Limits
+
+    def short(**kwargs):
+        return real(**{**kwargs, "keepalive_expiry": 0.02})
+
+    monkeypatch.setattr(httpx, "Limits", short)
+    errors: list[BaseException] = []
+    with AsyncEndpoint({}, latency_s=0.05) as server:
+        client = connections._client(litellm, 200)
+        monkeypatch.setattr(litellm, "client_session", client)
+        gate = threading.Semaphore(120)
+
+        def call() -> None:
+            try:
+                litellm.completion(model="openai/ok", api_base=server.api_base, api_key="x", max_retries=0,
+                                   timeout=20, messages=[{"role": "user", "content": "Say ok."}])
+            except Exception as exc:  # noqa: BLE001 - counted below
+                errors.append(exc)
+            finally:
+                gate.release()
+
+        threads = []
+        for _ in range(1200):
+            gate.acquire()
+            threads.append(threading.Thread(target=call, daemon=True))
+            threads[-1].start()
+        for thread in threads:
+            thread.join()
+        client.close()
+    assert errors == [], f"{len(errors)} calls failed, the first: {errors[0]!r}"
