@@ -71,7 +71,9 @@ def project(api_base: str | None) -> Path:
 def session(folder: Path, runs: int, args: list[str], server: FaultServer | None = None,
             env: dict[str, str] | None = None) -> dict:
     out = Path(tempfile.mkdtemp(prefix="out-", dir=folder))
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--runs", str(runs),
+    # pytest's cache on, as in a user's project: a session remembers what litellm said of a clean entry, and
+    # the next one's xdist controller is spared litellm's import (``run.calls.startcheck.check_entry_remembered``).
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--runs", str(runs),
            f"--agentic-out={out}", *args]
     calls_before = server.arrived if server else 0
     if server:

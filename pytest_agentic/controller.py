@@ -273,7 +273,7 @@ class Controller:
         path, found = self.session.models_path, []
         for entry in self.session.selected_models():
             if entries:
-                found += startcheck.check_entry(path, entry)
+                found += startcheck.check_entry_remembered(path, entry, getattr(self.session.config, "cache", None))
         for entry in self.session.selected_models():
             api_base = self.session.api_base(entry)
             if endpoints and api_base:

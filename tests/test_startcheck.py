@@ -241,3 +241,42 @@ def test_the_start_up_line_is_pytest_s_alone():
     out = subprocess.run([sys.executable, "-c", "import sys, pytest_agentic.report.cli; "
                           "print(sys.excepthook is sys.__excepthook__)"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+CONTROLLER_PROBE = '''
+import sys
+
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        print("controller imported litellm:", "litellm" in sys.modules)
+'''
+
+
+def test_a_clean_entry_is_remembered_and_xdist_s_controller_then_never_imports_litellm(pytester):
+    with ListingServer(["x"]) as server:
+        project(pytester, {"model": "openai/x", "api_base": server.api_base, "params": {"temperature": 0.0}})
+        pytester.makeconftest(CONTROLLER_PROBE)
+        first = pytester.runpytest_subprocess("-s", "--agentic-out", "out", "-n", "2", "--runs", "2")
+        again = pytester.runpytest_subprocess("-s", "--agentic-out", "out", "-n", "2", "--runs", "2")
+        assert server.gets == 2, "the endpoint is asked every session: only litellm's answer is remembered"
+    first.assert_outcomes(passed=2)
+    again.assert_outcomes(passed=2)
+    first.stdout.fnmatch_lines(["*controller imported litellm: True*"])
+    again.stdout.fnmatch_lines(["*controller imported litellm: False*"])
+    remembered = list((pytester.path / ".pytest_cache" / "v" / "agentic" / "startcheck").iterdir())
+    assert [p.name for p in remembered] == [startcheck.entry_key(ModelEntry(name="mine", model="openai/x",
+                                                                            params={"temperature": 0.0}))]
+
+
+def test_a_finding_is_never_remembered_and_a_changed_entry_is_asked_again(pytester):
+    project(pytester, {"model": "openai/x", "api_base": "http://127.0.0.1:9/v1", "params": {"temprature": 0.0}})
+    for _ in range(2):  # said both times: only a clean answer is kept
+        result = pytester.runpytest_subprocess("--agentic-out", "out", "-n", "2")
+        assert_stopped_at_start(pytester, result, "key 'params.temprature'")
+    assert not (pytester.path / ".pytest_cache" / "v" / "agentic" / "startcheck").exists()
+    entry = ModelEntry(name="m", model="openai/x", params={"temperature": 0.0})
+    keys = {startcheck.entry_key(e) for e in (entry, ModelEntry(name="other name", model="openai/x",
+                                                                 params={"temperature": 0.0}))}
+    assert len(keys) == 1, "the entry's name is not part of litellm's answer"
+    assert startcheck.entry_key(ModelEntry(name="m", model="openai/y", params={"temperature": 0.0})) not in keys
+    assert startcheck.entry_key(ModelEntry(name="m", model="openai/x", params={"top_p": 0.5})) not in keys

@@ -12,6 +12,7 @@ asked: they reach no provider.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import inspect
 import json
 import urllib.error
@@ -139,6 +140,52 @@ def check_entry(path: Path, entry: ModelEntry) -> list[Finding]:
     return param_findings(litellm, path, entry, *routed)
 
 
+#: Where a clean entry is remembered in pytest's cache (``config.cache``), one key a check.
+CACHE_PREFIX = "agentic/startcheck/"
+
+
+def entry_key(entry: ModelEntry) -> str:
+    """What litellm's answer on ``entry`` depends on: litellm's release, this module's code, the entry's model
+    and call parameters (a hash; read without importing litellm)."""
+    from importlib.metadata import version
+
+    facts = {"litellm": version("litellm"), "check": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+             "model": entry.model, "params": entry.params}
+    return hashlib.sha256(json.dumps(facts, sort_keys=True, default=repr).encode()).hexdigest()[:32]
+
+
+def check_entry_remembered(path: Path, entry: ModelEntry, cache: Any) -> list[Finding]:
+    """``check_entry``, skipped for an entry litellm found clean before (same releases, same model and
+    parameters: the answer cannot differ). Only a clean answer is kept, with the name litellm sends to the
+    provider (``served_name``, which the endpoint's check reads), so a finding is always said afresh.
+
+    It spares xdist's controller, which makes no model call, litellm's import (seconds of CPU while its
+    workers start, and some 130 MB) on every session after the first.
+    """
+    if cache is None or entry.scripted:
+        return check_entry(path, entry)
+    key = CACHE_PREFIX + entry_key(entry)
+    remembered = cache.get(key, None)
+    if isinstance(remembered, dict) and isinstance(remembered.get("served"), str):
+        _SERVED[entry.model] = remembered["served"]
+        return []
+    found = check_entry(path, entry)
+    if not found:
+        cache.set(key, {"served": served_name(entry)})
+    return found
+
+
+#: The name each entry's provider is asked for, by ``model``, as litellm said (now or in a session before).
+_SERVED: dict[str, str] = {}
+
+
+def served_name(entry: ModelEntry) -> str:
+    """The model name the entry's provider is asked for (``litellm.get_llm_provider``), remembered."""
+    if entry.model not in _SERVED:
+        _SERVED[entry.model] = str(llm.litellm_module().get_llm_provider(model=entry.model)[0])
+    return _SERVED[entry.model]
+
+
 def served_models(api_base: str, api_key: str | None, timeout_s: float = LIST_TIMEOUT_S) -> list[dict[str, Any]] | None:
     """The models the endpoint lists at ``GET {api_base}/models``; None when it lists none (any answer but a
     200 with a JSON ``data`` list, or no whole answer in time). ``Unreachable`` when no connection is made."""
@@ -190,7 +237,7 @@ def endpoint_findings(path: Path, entry: ModelEntry, api_base: str, api_key: str
     # llama.cpp's server serves its one model under any name it is asked for.
     if all(m.get("owned_by") == "llamacpp" for m in listed):
         return []
-    provider_served = llm.litellm_module().get_llm_provider(model=entry.model)[0]
+    provider_served = served_name(entry)
     ids = [m["id"] for m in listed]
     if provider_served in ids:
         return []
