@@ -86,7 +86,8 @@ def _client(litellm: Any, size: int) -> Any:
     verify, http2 = get_ssl_configuration(), http2_enabled()
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
     inner = httpx.HTTPTransport(verify=verify, http2=http2, limits=limits)
-    keep_assigned_connections(inner)
+    if not http2:  # an HTTP/2 connection serves many requests at once: a held one must stay open to others
+        keep_assigned_connections(inner)
     transport = _waiting(inner)
     client = httpx.Client(verify=verify, follow_redirects=True, http2=http2, limits=limits, transport=transport)
     client._agentic_size = size  # type: ignore[attr-defined]
@@ -106,7 +107,8 @@ def keep_assigned_connections(transport: Any) -> bool:
     The pass (``_assign_requests_to_connections``) runs here without the connections that a request
     of the pool already holds, and with ``max_connections`` lowered by as many, so a held connection
     is neither closed nor handed to a second request and the pool's size stays its size. Only an
-    ``httpcore.ConnectionPool`` of exactly that class (httpx's own, no proxy) is changed.
+    ``httpcore.ConnectionPool`` of exactly that class (httpx's own, no proxy) is changed, and only over
+    HTTP/1.1 (litellm's default): an HTTP/2 connection held by one request serves others too.
     """
     import httpcore
 
