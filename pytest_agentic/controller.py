@@ -233,14 +233,16 @@ class Controller:
         # it asks once collection has found an agent test (``pytest_collection_finish``), litellm's import
         # (``run.calls.llm.preload_in_background``) overlapping collection.
         distributed = config.pluginmanager.has_plugin("dsession")
-        telemetry.start_session(self.session)  # before xdist's workers: they are handed its context
         if distributed and not any(e.server for e in self.session.selected_models()):
             # No server to start first: litellm's import (seconds of CPU) overlaps the workers' own start
-            # instead of delaying it; what it finds stops the session before an item is dealt (``pytest_runtestloop``).
+            # instead of delaying it; what it finds stops the session before an item is dealt (``pytest_runtestloop``,
+            # where the session's end still runs and closes the telemetry started here).
+            telemetry.start_session(self.session)  # before xdist's workers: they are handed its context
             self.entry_check = EntryCheck(self.findings)
             return
         if distributed:
             self.check_entries(endpoints=False)
+        telemetry.start_session(self.session)  # before xdist's workers: they are handed its context
         self.start_servers()
         if distributed:
             self.check_entries(endpoints=True)
