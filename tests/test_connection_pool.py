@@ -121,7 +121,7 @@ def test_hundreds_of_calls_through_the_harness_pool_with_a_short_keep_alive_all_
         def call() -> None:
             try:
                 litellm.completion(model="openai/ok", api_base=server.api_base, api_key="x", max_retries=0,
-                                   timeout=20, messages=[{"role": "user", "content": "Say ok."}])
+                                   timeout=60, messages=[{"role": "user", "content": "Say ok."}])
             except Exception as exc:  # noqa: BLE001 - counted below
                 errors.append(exc)
             finally:
