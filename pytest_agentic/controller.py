@@ -272,16 +272,18 @@ class Controller:
             return []
         from .run.calls import startcheck
 
-        path, found = self.session.models_path, []
-        for entry in self.session.selected_models():
-            if entries:
-                found += startcheck.check_entry_remembered(path, entry, getattr(self.session.config, "cache", None))
-        for entry in self.session.selected_models():
-            api_base = self.session.api_base(entry)
-            if endpoints and api_base:
-                key = os.environ.get(entry.api_key_env, "") if entry.api_key_env else None
-                found += startcheck.endpoint_findings(path, entry, api_base, key,
-                                                      "api_base_env" if entry.api_base_env else "api_base")
+        path, found, models = self.session.models_path, [], self.session.selected_models()
+        if entries:
+            cache = getattr(self.session.config, "cache", None)
+            for entry in models:
+                found += startcheck.check_entry_remembered(path, entry, cache)
+        if endpoints:
+            for entry in models:
+                api_base = self.session.api_base(entry)
+                if api_base:
+                    key = os.environ.get(entry.api_key_env, "") if entry.api_key_env else None
+                    found += startcheck.endpoint_findings(path, entry, api_base, key,
+                                                          "api_base_env" if entry.api_base_env else "api_base")
         return found
 
     def say(self, found: list[Any]) -> None:

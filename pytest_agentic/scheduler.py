@@ -144,14 +144,15 @@ class Prefetcher:
         """The first ``count`` items of this worker's queue, marked started under the queue's lock; of
         those not claimed before, ``fresh`` at most (what is claimed stays a prefix of the queue)."""
         with self._queue.lock() as queue:
+            room = count if fresh is None else fresh
             taken: list[int] = []
             for i in list(queue)[:count]:
                 if not isinstance(i, int):
                     continue
                 if i not in self._claimed:
-                    if fresh is not None and fresh <= 0:
+                    if room <= 0:
                         break
-                    fresh = None if fresh is None else fresh - 1
+                    room -= 1
                 taken.append(i)
             self._claimed.update(taken)
         return taken

@@ -12,6 +12,7 @@ asked: they reach no provider.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import inspect
 import json
@@ -31,6 +32,9 @@ LIST_TIMEOUT_S = 10.0
 LIST_MAX_BYTES = 1 << 20
 #: Keyword arguments ``litellm.completion`` reads from its ``**kwargs`` that neither list below names.
 _KWARGS = ("extra_body", "drop_params", "additional_drop_params")
+
+#: The name each entry's provider is asked for, by ``model``, as litellm said (now or in a session before).
+_SERVED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ def provider_of(litellm: Any, path: Path, entry: ModelEntry) -> tuple[str, str] 
     except Exception as exc:  # noqa: BLE001 - litellm's refusal, said with the entry's name
         return Finding(f"{where(path, entry)}: key 'model': litellm cannot route {entry.model!r}: "
                        f"{str(exc).strip().splitlines()[0][:200]}")
+    _SERVED[entry.model] = str(served)  # for ``served_name``: litellm is not asked twice
     return str(provider), str(served)
 
 
@@ -149,9 +154,14 @@ def entry_key(entry: ModelEntry) -> str:
     and call parameters (a hash; read without importing litellm)."""
     from importlib.metadata import version
 
-    facts = {"litellm": version("litellm"), "check": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
-             "model": entry.model, "params": entry.params}
+    facts = {"litellm": version("litellm"), "check": _code_hash(), "model": entry.model, "params": entry.params}
     return hashlib.sha256(json.dumps(facts, sort_keys=True, default=repr).encode()).hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=1)
+def _code_hash() -> str:
+    """This module's source, hashed once a process: a change to the checks forgets what they found clean."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 def check_entry_remembered(path: Path, entry: ModelEntry, cache: Any) -> list[Finding]:
@@ -173,10 +183,6 @@ def check_entry_remembered(path: Path, entry: ModelEntry, cache: Any) -> list[Fi
     if not found:
         cache.set(key, {"served": served_name(entry)})
     return found
-
-
-#: The name each entry's provider is asked for, by ``model``, as litellm said (now or in a session before).
-_SERVED: dict[str, str] = {}
 
 
 def served_name(entry: ModelEntry) -> str:
