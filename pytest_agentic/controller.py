@@ -275,8 +275,7 @@ class Controller:
         path, found, models = self.session.models_path, [], self.session.selected_models()
         if entries:
             cache = getattr(self.session.config, "cache", None)
-            for entry in models:
-                found += startcheck.check_entry_remembered(path, entry, cache)
+            found += [f for entry in models for f in startcheck.check_entry_remembered(path, entry, cache)]
         if endpoints:
             for entry in models:
                 api_base = self.session.api_base(entry)
