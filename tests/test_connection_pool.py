@@ -136,3 +136,101 @@ def test_hundreds_of_calls_through_the_harness_pool_with_a_short_keep_alive_all_
             thread.join()
         client.close()
     assert errors == [], f"{len(errors)} calls failed, the first: {errors[0]!r}"
+
+
+class Fake:
+    """A connection with every state httpcore's pass reads, counting how often the pass asks it."""
+
+    asked = 0
+
+    def __init__(self, name: str, rng) -> None:
+        self.name = name
+        self.closed = rng.random() < 0.15
+        self.expired = rng.random() < 0.2
+        self.idle = rng.random() < 0.5
+        self.available = rng.random() < 0.3
+        self.origin_ok = rng.random() < 0.8
+
+    def _ask(self) -> None:
+        Fake.asked += 1
+
+    def can_handle_request(self, origin: object) -> bool:
+        self._ask()
+        return self.origin_ok
+
+    def is_available(self) -> bool:
+        self._ask()
+        return self.available
+
+    def has_expired(self) -> bool:
+        self._ask()
+        return self.expired
+
+    def is_idle(self) -> bool:
+        self._ask()
+        return self.idle
+
+    def is_closed(self) -> bool:
+        self._ask()
+        return self.closed
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _state(seed: int) -> tuple[list[Fake], list[int], int, int]:
+    import random
+
+    rng = random.Random(seed)
+    fakes = [Fake(f"c{i}", rng) for i in range(rng.randint(0, 12))]
+    queued = [i for i in range(rng.randint(0, 6))]
+    most = rng.randint(1, 14)
+    return fakes, queued, most, rng.randint(0, most)
+
+
+def _after(the_pool: httpcore.ConnectionPool, closing: list, requests: list) -> tuple:
+    """What a pass decided, with the connections it made named by their place."""
+    def name(c: object) -> str:
+        return repr(c) if isinstance(c, Fake) else f"new:{the_pool._connections.index(c)}"
+
+    return ([repr(c) for c in closing], [name(c) for c in the_pool._connections],
+            [None if r.connection is None else name(r.connection) for r in requests])
+
+
+@pytest.mark.skipif(httpcore.__version__ != connections.PASS_OF, reason="the pass repeats httpcore 1.0.9's")
+def test_the_linear_pass_decides_what_httpcore_s_pass_decides():
+    """On 1000 pools of random states: the same connections closed, kept and made, and the same assignments."""
+    for seed in range(1000):
+        results = []
+        for run in (httpcore.ConnectionPool._assign_requests_to_connections, connections.linear_pass):
+            fakes, queued, most, keepalive = _state(seed)
+            the_pool = httpcore.ConnectionPool(max_connections=most, max_keepalive_connections=keepalive)
+            the_pool._connections[:] = fakes
+            requests = [request() for _ in queued]
+            the_pool._requests[:] = requests
+            closing = run(the_pool)
+            results.append(_after(the_pool, closing, requests))
+        assert results[0] == results[1], f"seed {seed}: httpcore {results[0]}, ours {results[1]}"
+
+
+@pytest.mark.skipif(httpcore.__version__ != connections.PASS_OF, reason="the pass repeats httpcore 1.0.9's")
+def test_a_pass_asks_each_connection_a_few_times_not_once_per_connection():
+    """httpcore's pass counts the whole pool again for every idle connection: n * n questions."""
+    import random
+
+    def questions(run, n: int) -> int:
+        the_pool = httpcore.ConnectionPool(max_connections=2 * n, max_keepalive_connections=2 * n)
+        rng = random.Random(0)
+        fakes = [Fake(f"c{i}", rng) for i in range(n)]
+        for fake in fakes:
+            fake.closed = fake.expired = fake.available = False
+            fake.idle = True
+        the_pool._connections[:] = fakes
+        the_pool._requests[:] = [request()]
+        Fake.asked = 0
+        run(the_pool)
+        return Fake.asked
+
+    ours = questions(connections.linear_pass, 300)
+    assert ours <= 5 * 300
+    assert questions(httpcore.ConnectionPool._assign_requests_to_connections, 300) > 300 * 300
