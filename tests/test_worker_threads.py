@@ -61,8 +61,7 @@ def test_an_error_reaches_the_waiter_and_the_thread_serves_again():
     assert done.wait(10)
 
 
-def test_idle_threads_are_bounded(monkeypatch):
-    monkeypatch.setattr(limits, "MAX_IDLE", 8)
+def test_idle_threads_are_bounded():
     events = [threading.Event() for _ in range(limits.MAX_IDLE + 20)]
     gate = threading.Event()
     for event in events:

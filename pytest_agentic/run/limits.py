@@ -95,10 +95,8 @@ class _Worker:
                 _IDLE.append(self)
 
 
-#: Threads kept waiting for the next job at most, and seconds one waits before it ends. A session with
-#: hundreds of runs in flight has a thread busy for each run and each call in flight: kept idle between
-#: bursts of answers, they are not made again for the next burst.
-MAX_IDLE = 4096
+#: Threads kept waiting for the next job at most, and seconds one waits before it ends.
+MAX_IDLE = 512
 IDLE_S = 30.0
 _IDLE: list[_Worker] = []
 _LOCK = threading.Lock()
