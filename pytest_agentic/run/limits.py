@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import functools
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -61,63 +60,6 @@ class Limits:
 LIMIT_NAMES = tuple(f.name for f in fields(Limits))
 
 
-class _Worker:
-    """A daemon thread that runs the jobs handed to it, one at a time, and waits in ``_IDLE`` between them."""
-
-    def __init__(self) -> None:
-        self._ready = threading.Condition(threading.Lock())
-        self._job: Callable[[], object] | None = None
-        self._name = "agentic-worker"
-        threading.Thread(target=self._serve, name="agentic-worker", daemon=True).start()
-
-    def hand(self, job: Callable[[], object], name: str) -> None:
-        with self._ready:
-            self._job, self._name = job, name
-            self._ready.notify()
-
-    def _serve(self) -> None:
-        me = threading.current_thread()
-        while True:
-            with self._ready:
-                while self._job is None:
-                    if not self._ready.wait(IDLE_S):  # idle past IDLE_S: the thread ends, unless handed a job meanwhile
-                        with _LOCK:
-                            if self._job is None and self in _IDLE:
-                                _IDLE.remove(self)
-                                return
-                job, self._job = self._job, None
-                me.name = self._name
-            job()
-            me.name = "agentic-worker"
-            with _LOCK:
-                if len(_IDLE) >= MAX_IDLE:
-                    return
-                _IDLE.append(self)
-
-
-#: Threads kept waiting for the next job at most, and seconds one waits before it ends.
-MAX_IDLE = 512
-IDLE_S = 30.0
-_IDLE: list[_Worker] = []
-_LOCK = threading.Lock()
-
-
-def start_thread(fn: Callable[[], object], name: str) -> None:
-    """Run ``fn`` on a thread of its own, in a copy of the caller's context: a thread that finished an
-    earlier job and waits for the next, else a new one (a daemon: never holds the process at exit).
-
-    A run makes a thread for itself, one for each model call and one for each tool call (``Deadline``,
-    ``run.calls.llm``): made new each time, a thread costs about 0.1 ms of CPU to start and end, and
-    several context switches. A job that never returns keeps its thread, which is never handed another.
-    """
-    job = functools.partial(contextvars.copy_context().run, fn)
-    with _LOCK:
-        worker = _IDLE.pop() if _IDLE else None
-    if worker is None:
-        worker = _Worker()
-    worker.hand(job, name)
-
-
 class Deadline(Generic[T]):
     """``fn`` run on a daemon thread and waited on for ``seconds`` at most, from outside it.
 
@@ -128,11 +70,12 @@ class Deadline(Generic[T]):
 
     def __init__(self, fn: Callable[[], T], name: str) -> None:
         self._fn = fn
-        self._name = name
         self._done = threading.Event()
-        self._started = False
         self._value: T | None = None
         self._error: BaseException | None = None
+        # The thread runs in a copy of the caller's context: a pooled run's turn (``run.calls.turns``) goes with it.
+        self._thread = threading.Thread(target=contextvars.copy_context().run, args=(self._run,), name=name,
+                                        daemon=True)
 
     def _run(self) -> None:
         try:
@@ -147,10 +90,8 @@ class Deadline(Generic[T]):
 
         ``poll`` is called about ten times a second while waiting (the scheduler tops up its runs).
         """
-        if not self._started:
-            self._started = True
-            # In a copy of the caller's context: a pooled run's turn (``run.calls.turns``) goes with it.
-            start_thread(self._run, self._name)
+        if not self._thread.is_alive() and not self._done.is_set():
+            self._thread.start()
         end = _now() + seconds
         while not self._done.wait(min(0.1, max(end - _now(), 0.0)) if poll else max(end - _now(), 0.0)):
             if _now() >= end:

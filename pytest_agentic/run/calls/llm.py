@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import logging
 import os
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import limiter, refusals, turns
-from ..limits import Limits, start_thread
+from ..limits import Limits
 from ..models import ModelEntry
 
 
@@ -379,7 +380,8 @@ def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) ->
             done.set()
 
     # In a copy of the run's context: the run's turn (``turns``) goes with the call, and the network wait gives it up.
-    start_thread(target, "agentic-model-call")
+    threading.Thread(target=contextvars.copy_context().run, args=(target,), name="agentic-model-call",
+                     daemon=True).start()
     if not done.wait(deadline_s):
         raise CallTimeout(f"no complete reply within {deadline_s:g}s")
     if "error" in box:
