@@ -8,8 +8,8 @@ system calls and lock waits are not in them; ``benchmarks/scaling.py`` reports u
 Each sample goes to the first phase in ``PHASES`` whose marker is one of its frames. Prints
 seconds and milliseconds a run per phase, and keeps the raw samples (``--raw``) for a flame graph.
 
-With hundreds of threads waiting (an endpoint with latency), the samples can land on the wrong
-thread: at 300 x 5 and 1 s this put 12.3 s in the session's end, which takes 0.6 s. There,
+With hundreds of threads waiting (an endpoint with latency), the samples need not be where the
+CPU is: at 300 x 5 and 1 s this put 12.3 s in the session's end, which takes 0.6 s. There,
 ``benchmarks/thread_cpu.py`` (each thread's own CPU clock, counted) is the one to read.
 
 py-spy is not a dependency: ``pip install py-spy`` in the environment that runs this.

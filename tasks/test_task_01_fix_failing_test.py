@@ -30,7 +30,7 @@ import random
 from pathlib import Path
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run import probe
+from pytest_agentic.run import probe, pysource
 from pytest_agentic.run.tools import Workspace
 
 _PACKAGES = ["ledger", "tally", "billing", "depot", "catalog", "bookkeep", "stockroom", "payroll"]
@@ -434,7 +434,7 @@ def _test_functions(files: dict[str, str]) -> list[tuple[str, str]]:
     found = []
     for path, code in sorted(files.items()):
         if path.startswith("tests/test_") and path.endswith(".py"):
-            found += [(path[len("tests/"):-3], node.name) for node in ast.parse(code).body
+            found += [(path[len("tests/"):-3], node.name) for node in pysource.parse(code).body
                       if isinstance(node, ast.FunctionDef) and node.name.startswith("test")]
     return found
 

@@ -44,7 +44,7 @@ import re
 import textwrap
 
 from pytest_agentic import Final, RunResult, TaskInstance, ToolCall, task
-from pytest_agentic.run import probe
+from pytest_agentic.run import probe, pysource
 from pytest_agentic.run.tools import Workspace
 
 _ENTITIES = ["orders", "refunds", "invoices", "payouts", "shipments", "transfers", "credits", "rentals"]
@@ -275,7 +275,7 @@ def _held_out(exp: dict, original: str) -> list[tuple[str, list | probe.OnePass,
     original gives the same on it (it does, iterating once: see the tests)."""
     namespace: dict = {}
     exec(compile(original, exp["module"], "exec"), namespace)  # the task's own code
-    strings = sorted({c.value for c in ast.walk(ast.parse(original)) if isinstance(c, ast.Constant)
+    strings = sorted({c.value for c in ast.walk(pysource.parse(original)) if isinstance(c, ast.Constant)
                       and isinstance(c.value, str) and c.value.isidentifier()})
     kept = exp["inputs"][-1]
     cases = [(name, rows, want, True) for name, wants in exp["outputs"].items()
@@ -392,7 +392,7 @@ def _code_in_strings(tree: ast.AST) -> list[tuple[int, ast.Module]]:
         for attempt in (text, re.sub(r"\{(\w*)[^{}]*\}", lambda m: m[1] or "_", text.replace("{{", "(").replace("}}", ")")),
                         re.sub(r"%\(?\w*\)?[sdrf]", "_", text)):
             try:
-                sub = ast.parse(attempt)
+                sub = pysource.parse(attempt)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
             if any(not isinstance(s, ast.Expr) for s in sub.body):
@@ -476,7 +476,7 @@ def check(instance: TaskInstance, run: RunResult) -> None:
         if not path.endswith(".py") or name.startswith("test_") or name == "conftest.py":
             continue
         try:
-            trees[path] = ast.parse(data.decode("utf-8", errors="replace"), filename=path)
+            trees[path] = pysource.parse(data.decode("utf-8", errors="replace"), filename=path)
         except SyntaxError as exc:
             raise AssertionError(f"{path} does not parse: {exc}") from None
     main = trees[exp["module"]]
@@ -502,7 +502,8 @@ def check(instance: TaskInstance, run: RunResult) -> None:
                 for a in n.names if a.asname and a.name in defined - set(exp["functions"])}
 
     # the three public functions, and what each refers to
-    originals = {n.name: n for n in ast.parse(instance.files[exp["module"]]).body if isinstance(n, ast.FunctionDef)}
+    originals = {n.name: n for n in pysource.parse(instance.files[exp["module"]]).body
+                 if isinstance(n, ast.FunctionDef)}
     uses: dict[str, set[str]] = {}
     for name in exp["functions"]:
         node = next((n for n in main.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
