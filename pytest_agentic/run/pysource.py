@@ -4,15 +4,17 @@ CPython 3.11 keeps one count of the depth of the syntax tree being built for the
 (``ast_state.recursion_depth``), not one per thread. When two threads build trees at once, one of
 them can end with ``SystemError: AST constructor recursion depth mismatch`` (python/cpython#106905;
 the same source parses on the next try). In a campaign the checkers parse on the main thread while
-other threads import modules, and pytest's assertion rewriting parses every module it rewrites as it
-is imported: the plugin's own modules among them, since it is a ``pytest11`` entry point (the
-session's end prepares its report's modules on a thread, ``controller.prepare_the_end``). A verdict
-must not depend on that race.
+other threads may build trees: pytest's assertion rewriting parses each module it rewrites as a thread
+imports it, and in an installed (not editable) copy of the plugin, a ``pytest11`` entry point, that
+is every module of the package (the session's end prepares its report's modules on a thread,
+``controller.prepare_the_end``). Which thread it was in the CI run where task_02's checker failed
+this way was not found. A verdict must not depend on that race.
 
 A thread only lets another run in the middle of building a tree when Python code runs there, and
-the only Python code that can run there is a finalizer of garbage the cycle collector frees. So a
-parse here runs with the collector paused (for the milliseconds it takes), under one lock for the
-harness's own parses, and is done again should it still meet another thread's tree.
+the Python code that runs there is, as far as this module knows, a finalizer of garbage the cycle
+collector frees. So a parse here runs with the collector paused (for the milliseconds it takes),
+under one lock for the harness's own parses, and is done again should it still meet another
+thread's tree.
 """
 
 from __future__ import annotations
