@@ -178,12 +178,13 @@ class Fake:
         return self.name
 
 
-def _state(seed: int) -> tuple[list[Fake], list[int], int, int]:
+def _state(seed: int) -> tuple[list[Fake], int, int, int]:
+    """Connections, how many requests wait, the pool's size and its keep-alive bound."""
     import random
 
     rng = random.Random(seed)
     fakes = [Fake(f"c{i}", rng) for i in range(rng.randint(0, 12))]
-    queued = [i for i in range(rng.randint(0, 6))]
+    queued = rng.randint(0, 6)
     most = rng.randint(1, 14)
     return fakes, queued, most, rng.randint(0, most)
 
@@ -206,7 +207,7 @@ def test_the_linear_pass_decides_what_httpcore_s_pass_decides():
             fakes, queued, most, keepalive = _state(seed)
             the_pool = httpcore.ConnectionPool(max_connections=most, max_keepalive_connections=keepalive)
             the_pool._connections[:] = fakes
-            requests = [request() for _ in queued]
+            requests = [request() for _ in range(queued)]
             the_pool._requests[:] = requests
             closing = run(the_pool)
             results.append(_after(the_pool, closing, requests))
