@@ -118,8 +118,9 @@ def test_imports_point_down(graph: dict[str, set[str]]) -> None:
 
 
 def test_the_call_path_reads_little_of_run(graph: dict[str, set[str]]) -> None:
-    """run/calls/ is how a call reaches the endpoint: of the rest of run/ it reads the registry and limits."""
-    allowed = {"pytest_agentic.run.models", "pytest_agentic.run.limits", "pytest_agentic.run.scripted"}
+    """run/calls/ is how a call reaches the endpoint: of the rest of run/ it reads the registry, limits and GC pause."""
+    allowed = {"pytest_agentic.run.models", "pytest_agentic.run.limits", "pytest_agentic.run.scripted",
+               "pytest_agentic.run.gcpause"}
     wrong = {f"{module} imports {target}" for module, targets in graph.items()
              if module.startswith("pytest_agentic.run.calls")
              for target in targets

@@ -20,8 +20,9 @@ thread's tree.
 from __future__ import annotations
 
 import ast
-import gc
 import threading
+
+from . import gcpause
 
 #: Parses of one source tried at most (a retry costs one parse; the race is rare and brief).
 TRIES = 5
@@ -32,14 +33,8 @@ def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     """``ast.parse(source, filename)``; its ``SyntaxError`` (and any other error) is raised as it is."""
     for attempt in range(TRIES):
         try:
-            with _lock:
-                collecting = gc.isenabled()
-                gc.disable()
-                try:
-                    return ast.parse(source, filename=filename)
-                finally:
-                    if collecting:
-                        gc.enable()
+            with _lock, gcpause.paused():
+                return ast.parse(source, filename=filename)
         except SystemError as exc:
             if "recursion depth mismatch" not in str(exc) or attempt == TRIES - 1:
                 raise

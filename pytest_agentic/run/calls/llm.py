@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import limiter, refusals, turns
+from .. import gcpause
 from ..limits import Limits
 from ..models import ModelEntry
 
@@ -57,7 +58,8 @@ def litellm_module() -> Any:
         if not _imported:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             quiet_import_noise()
-            import litellm
+            with gcpause.paused():  # a quarter of the import's CPU: see gcpause
+                import litellm
 
             litellm.suppress_debug_info = True
             litellm.telemetry = False
@@ -105,7 +107,8 @@ def _import_quietly(warm_up: bool) -> None:
     try:
         litellm = litellm_module()
         if warm_up:  # scripted models alone never take the OpenAI path
-            _warm_up(litellm)
+            with gcpause.paused():  # its imports, as litellm's own
+                _warm_up(litellm)
             _settle_heap()  # the warm-up's imports too (it leaves a dozen garbage objects, frozen with them)
     except BaseException:  # noqa: BLE001 - reported by the first model call's own import
         pass
