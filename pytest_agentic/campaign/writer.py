@@ -15,6 +15,7 @@ import pytest
 
 from .._version import __version__
 from . import economy, provenance, tables
+from .durable import GroupSync
 from .format import FORMAT_VERSION
 from .pacing import PacingLog
 from ..run.records import RunRecord, Transcript
@@ -62,6 +63,9 @@ class Campaign:
         #: Records this session added (a resumed campaign's earlier ones are not counted).
         self.added = 0
         self._seen: set[tuple[str, str, int]] = set()
+        #: runs.jsonl's fsyncs, off the thread that appends (``durable``); folders made for transcripts.
+        self._sync: GroupSync | None = None
+        self._folders: set[Path] = set()
         self.path: Path | None = None
         self.complete = False
         self.resumed_at: list[str] = []
@@ -102,13 +106,24 @@ class Campaign:
         self.added += 1
         self._seen.add(key)
         target = path / record["transcript"]
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in self._folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(target.parent)
         target.write_text(json.dumps(transcript, indent=1, default=str), encoding="utf-8")
-        # Written as soon as the run ends, so an interrupted session keeps it.
-        with (path / "runs.jsonl").open("a", encoding="utf-8") as fh:
+        # Written as soon as the run ends, so an interrupted session keeps it: once the file is closed the
+        # line is the kernel's; the fsync that keeps it through a crash of the machine runs on a thread.
+        jsonl = path / "runs.jsonl"
+        with jsonl.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        if self._sync is None:
+            self._sync = GroupSync(jsonl)
+        self._sync.written()
+
+    def sync(self) -> None:
+        """Wait until every record appended is on disk (``finish`` does; so may a caller that ends early)."""
+        if self._sync is not None:
+            sync, self._sync = self._sync, None
+            sync.close()
 
     def select_tasks(self, tasks: list[str]) -> None:
         """Tasks a process's collection selected (each process that runs items says so once)."""
@@ -201,6 +216,7 @@ class Campaign:
     def finish(self, complete: bool) -> None:
         if self.path is None:
             return
+        self.sync()
         self.finished_at = _now()
         self.complete = complete
         sections = self.verdicts.sections(sorted(self.records, key=_sort_key)) if self.verdicts is not None else []
@@ -216,10 +232,15 @@ def write_artefacts(path: Path, records: list[RunRecord], *, runs: int, seed: in
                     sections: list[tuple[str, str]]) -> None:
     """runs.jsonl in a stable order, the tables and summary.md (all but the manifest)."""
     records = sorted(records, key=_sort_key)
-    # Rewritten in a stable order, so plain, xdist and merged shard sessions give the same file.
-    with (path / "runs.jsonl").open("w", encoding="utf-8") as fh:
+    # Rewritten in a stable order, so plain, xdist and merged shard sessions give the same file: beside it,
+    # on disk, then renamed over it, so a session killed meanwhile leaves the old file or the new, whole.
+    fresh = path / "runs.jsonl.tmp"
+    with fresh.open("w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps(r, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(fresh, path / "runs.jsonl")
     max_k = max((runs, 1))
     _csv(path / "pass_rate_by_task.csv", tables.pass_rate_by_task(records, max_k))
     _csv(path / "failure_mode_histogram.csv", tables.failure_mode_histogram(records))
