@@ -235,3 +235,99 @@ def test_a_pass_asks_each_connection_a_few_times_not_once_per_connection():
     ours = questions(connections.linear_pass, 300)
     assert ours <= 5 * 300
     assert questions(httpcore.ConnectionPool._assign_requests_to_connections, 300) > 300 * 300
+
+
+class KeepAliveServer:
+    """A raw HTTP/1.1 server that answers each request and keeps the connection; ``drop(i)`` closes the i-th."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.sockets: list = []
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.sockets.append(sock)
+            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+
+    @staticmethod
+    def _serve(sock) -> None:
+        buffered = b""
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buffered += chunk
+            while b"\r\n\r\n" in buffered:
+                _, buffered = buffered.split(b"\r\n\r\n", 1)
+                sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+
+    def close(self) -> None:
+        self.listener.close()
+        for sock in self.sockets:
+            sock.close()
+
+
+def test_one_poll_for_every_idle_socket_says_what_has_expired_says():
+    """``expired_of`` against httpcore's own ``has_expired`` on real connections: idle, closed by the
+    server, past their keep-alive, busy, and one whose connect failed."""
+    import random
+    import socket
+    import time
+
+    from httpcore._sync.http11 import HTTPConnectionState
+
+    server = KeepAliveServer()
+    pool = httpcore.ConnectionPool(max_connections=80, max_keepalive_connections=80)
+    url = f"http://127.0.0.1:{server.port}/"
+    gate = threading.Barrier(60)
+
+    def request() -> None:
+        gate.wait(10)  # all at once, so that each needs a connection of its own
+        pool.request("GET", url)
+
+    threads = [threading.Thread(target=request) for _ in range(60)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    conns = list(pool._connections)
+    assert len(conns) >= 30 and all(c.is_idle() for c in conns), [c.info() for c in conns]
+    rng = random.Random(11)
+    by_port = {c._connection._network_stream._sock.getsockname()[1]: c for c in conns}
+    dropped = rng.sample(sorted(by_port), 10)
+    for sock in list(server.sockets):
+        if sock.getpeername()[1] in dropped:
+            sock.shutdown(socket.SHUT_RDWR)  # the FIN now, though the server's thread is in recv on it
+    for connection in rng.sample(conns, 8):
+        connection._connection._expire_at = time.monotonic() - 1
+    busy = rng.choice(conns)
+    busy._connection._state = HTTPConnectionState.ACTIVE
+    failed = httpcore.HTTPConnection(origin=ORIGIN)
+    failed._connect_failed = True
+    conns.append(failed)
+    deadline = time.monotonic() + 5  # the server's FIN reaches the client sockets
+    while time.monotonic() < deadline and not all(by_port[p].has_expired() for p in dropped if by_port[p] is not busy):
+        time.sleep(0.01)
+    try:
+        theirs = [bool(c.has_expired()) for c in conns]
+        expired = connections.expired_of(conns)
+        ours = [expired(c) for c in conns]
+        assert ours == theirs
+        # Some of each kind: closed by the server (found by the poll alone), past their keep-alive, alive.
+        assert all(expired(by_port[p]) for p in dropped if by_port[p] is not busy)
+        assert 5 <= sum(theirs) < len(conns) - 10, theirs
+    finally:
+        busy._connection._state = HTTPConnectionState.IDLE
+        pool.close()
+        server.close()
