@@ -380,6 +380,8 @@ class Controller:
         elif report.failed:
             self.other_failures += 1
 
+    # tryfirst: before xdist's own, which waits for its workers to exit (0.2 to 0.4 s): they exit while this writes.
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.end_thread is not None:
             # Its imports end before the session does: a daemon thread frozen at exit while it holds the import

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentic.run.calls.llm import _IMPORT_NOISE as NOISE
+
 from . import browser
 
 HERE = Path(__file__).parent
@@ -23,6 +25,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             for leak in ("<socket.socket", "<function BaseEventLoop.__del__"):
                 item.add_marker(pytest.mark.filterwarnings(
                     f"ignore:Exception ignored in. {leak}:pytest.PytestUnraisableExceptionWarning"))
+            # The pydantic warning litellm raises at its import and at its first completion, which the harness
+            # ignores in every session (run.calls.llm.quiet_import_noise, at session start). A test that calls
+            # litellm after another test of its process imported it meets it at the first completion.
+            item.add_marker(pytest.mark.filterwarnings(f"ignore:{NOISE[0]}:UserWarning:{NOISE[1]}"))
 
 
 @pytest.fixture(autouse=True)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -59,7 +61,15 @@ def test_an_error_in_the_block_still_resumes_the_collector() -> None:
 
 
 def test_the_preload_leaves_the_collector_on() -> None:
-    from pytest_agentic.run.calls import llm
-
-    llm._import_quietly(warm_up=False)
-    assert gc.isenabled()
+    """The preload's import and warm-up pause the collector and turn it back on (a fresh interpreter: the
+    import's warning filter would otherwise leave with this test's warning context, see ``quiet_import_noise``)."""
+    probe = ("import gc, os; os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] = 'True'\n"
+             "from pytest_agentic.run.calls import llm\n"
+             "from pytest_agentic.run import gcpause\n"
+             "seen = []\n"
+             "inner = llm._warm_up\n"
+             "llm._warm_up = lambda litellm: (seen.append(gc.isenabled()), inner(litellm))\n"
+             "llm._import_quietly(warm_up=True)\n"
+             "print(seen, gc.isenabled(), 'litellm' in __import__('sys').modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["[False]", "True", "True"], done.stdout + done.stderr
