@@ -380,12 +380,10 @@ class Controller:
         elif report.failed:
             self.other_failures += 1
 
-    # tryfirst: before xdist's own, which waits for its workers to exit (0.2 to 0.4 s): they exit while this writes.
-    @pytest.hookimpl(tryfirst=True)
+    @pytest.hookimpl(tryfirst=True)  # before xdist's, which waits 0.2 to 0.4 s for its workers to exit
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.end_thread is not None:
-            # Its imports end before the session does: a daemon thread frozen at exit while it holds the import
-            # lock hangs the interpreter's shutdown (a __del__ that imports waits for it forever).
+            # Its imports end first: a daemon thread frozen at exit holding the import lock hangs the shutdown.
             self.end_thread.join()
         if self.stopped_for or (exitstatus == pytest.ExitCode.USAGE_ERROR and not self.running
                                 and not self.campaign.added):
