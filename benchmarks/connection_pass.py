@@ -57,7 +57,8 @@ def main() -> int:
                                        max_keepalive_connections=args.connections + 10)
         url = server.api_base + "/chat/completions"
         headers = {"content-type": "application/json"}
-        threads = [threading.Thread(target=pool.request, args=("POST", url), kwargs={"content": BODY, "headers": headers})
+        request = {"content": BODY, "headers": headers}
+        threads = [threading.Thread(target=pool.request, args=("POST", url), kwargs=request)
                    for _ in range(args.connections)]
         for thread in threads:
             thread.start()

@@ -112,3 +112,16 @@ def test_a_finished_campaign_leaves_no_temporary_file(pytester):
     folder = campaign_dir(pytester.path / "out")
     assert sorted(p.name for p in folder.glob("runs.jsonl*")) == ["runs.jsonl"]
     assert len(runs(folder)) == 3
+
+
+def test_a_rewrite_that_fails_midway_leaves_the_old_runs_file_whole(tmp_path):
+    """The end-of-session rewrite goes beside runs.jsonl and is renamed over it: never half written."""
+    from pytest_agentic.campaign.writer import write_artefacts
+
+    before = '{"model": "m", "run": 1, "task": "t"}\n{"model": "m", "run": 2, "task": "t"}\n'
+    (tmp_path / "runs.jsonl").write_text(before)
+    records = [{"model": "m", "task": "t", "run": 1}, {"model": "m", "task": "t", "run": 2, "oops": object()}]
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        write_artefacts(tmp_path, records, runs=2, seed=0, complete=True, started_at="s", finished_at="f",
+                        notes=[], sections=[])
+    assert (tmp_path / "runs.jsonl").read_text() == before

@@ -21,7 +21,6 @@ class GroupSync:
     """``written()`` after each write to ``path``; ``close()`` once the writes are done."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
         #: Writes announced, and those a finished ``fsync`` covers (``fsyncs`` counts the calls).
         self.announced = 0
         self.covered = 0
@@ -63,12 +62,13 @@ class GroupSync:
                 if self.announced == self.covered:
                     return
                 target = self.announced
+            error: OSError | None = None
             try:
                 os.fsync(self._fd)
             except OSError as exc:
-                with self._cond:
-                    self._error = exc
+                error = exc
             with self._cond:
+                self._error = self._error or error
                 self.fsyncs += 1
                 self.covered = target
                 self._cond.notify_all()

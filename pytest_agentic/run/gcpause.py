@@ -6,7 +6,7 @@ takes a quarter less CPU (``benchmarks/litellm_import.py``). A checker's ``ast.p
 for another reason (``pysource.py``). Reference counting still frees what it can while paused.
 
 The collector's switch is one for the whole interpreter, and pauses on several threads overlap (the
-preload's import beside a parse, the controller's entry check beside its report imports): they are
+preload's import and warm-up beside a checker's parse): they are
 counted, the first to start turns the collector off, the last to end turns it back on, and only if it
 was on when the first started (a user who turned it off keeps it off).
 """

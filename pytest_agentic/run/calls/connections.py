@@ -209,11 +209,12 @@ def expired_of(connections: list[Any]) -> Any:
     """``connection.has_expired()`` for each of ``connections``, the kernel asked once for all of them.
 
     httpcore's ``has_expired`` of an idle HTTP/1.1 connection polls its socket, one ``poll`` each: a
-    readable idle socket is a server's close. That was 0.40 of a pass's 0.49 ms over 300 idle
+    readable idle socket is a server's close. That was 0.39 of a pass's 0.51 ms over 300 idle
     connections (``benchmarks/connection_pass.py``). Here the sockets of every idle HTTP/1.1 connection
-    on httpcore's own socket stream (plain or TLS) go into one ``poll``, and its answer is read as httpcore reads its own (any
-    event counts; a closed socket is readable); the keep-alive clock is read as httpcore reads it. Any
-    other connection (connecting, HTTP/2, a stream of another kind) is asked its own ``has_expired``.
+    on httpcore's own socket stream (plain or TLS) go into one ``poll``, and its answer is read as
+    httpcore reads its own (any event counts; a closed socket is readable); the keep-alive clock is read
+    as httpcore reads it. Any other connection (connecting, HTTP/2, a stream of another kind) is asked
+    its own ``has_expired``.
     """
     import select
 
