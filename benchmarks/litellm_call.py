@@ -62,7 +62,9 @@ def main() -> int:
           f"{len(messages)} messages, one tool")
     results: dict[str, list[float]] = {}
     with AsyncEndpoint(SOLUTIONS) as server:
-        for name in ("openai", "openai+price", "hosted_vllm"):
+        for name in ("openai", "openai+price", "openai+httpx", "hosted_vllm"):
+            if name == "openai+httpx":
+                os.environ["EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER"] = "true"
             if name == "openai+price":  # from here on litellm knows the price (it cannot be taken back)
                 llm.register_prices([("openai/ok", {"input_per_token": 1e-6, "output_per_token": 2e-6})])
             model = "hosted_vllm/ok" if name == "hosted_vllm" else "openai/ok"

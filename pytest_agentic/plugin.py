@@ -61,6 +61,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     session = metafunc.config.stash[SESSION_KEY]
     if session.calls_models():
         # litellm's import (seconds) overlaps the rest of collection; benchmarks/concurrency.py measures it.
+        session.take_call_route()  # before the warm-up call, which takes the route
         llm.preload_in_background(warm_up=session.calls_endpoints())
     validate_instance(spec, session)
     cases = session.cases(spec)

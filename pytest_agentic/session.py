@@ -267,6 +267,24 @@ class AgenticSession:
             self._instances[key] = spec.build(self.seed)
         return self._instances[key]
 
+    def call_route(self) -> str | None:
+        """The transport this session's ``openai/`` calls take (``run.calls.route``); None when no model answers over HTTP."""
+        if not self.calls_endpoints():
+            return None
+        from .run.calls import route
+
+        if route.SWITCH in os.environ:  # the user's, or taken already in this process
+            return route.current()
+        return route.choose((e, self.api_base(e)) for e in self.selected_models() if not e.scripted)
+
+    def take_call_route(self) -> None:
+        """Set this process's transport for ``openai/`` calls before litellm's warm-up call (``run.calls.route``)."""
+        chosen = self.call_route()
+        if chosen is not None:
+            from .run.calls import route
+
+            route.take(chosen)
+
     def describe(self) -> dict[str, Any]:
         described = {
             "models_file": str(self.models_path),
@@ -275,6 +293,7 @@ class AgenticSession:
             "seed": self.seed,
             "concurrency": self.concurrency,
             "sandbox": self.sandbox_info(),
+            "call_route": self.call_route(),
         }
         if self.shard is not None:
             described["shard"] = {"index": self.shard[0], "count": self.shard[1]}

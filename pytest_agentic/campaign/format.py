@@ -80,6 +80,7 @@ MANIFEST_DEFAULTS: dict[str, Any] = {
     "selected_tasks": None,  # campaigns written before it was recorded: unknown (a resume takes the tasks run)
     "sandbox": None,  # campaigns written before the sandbox (the first writer, revision 2, early revision 3)
     "callbacks": [],  # campaigns written before litellm callbacks could be named: none was
+    "call_route": None,  # campaigns written before the route was recorded: the OpenAI SDK's, then the only one
 }
 
 
@@ -109,6 +110,9 @@ class Manifest(TypedDict, total=False):
     #: The litellm callbacks that heard every model call (models.yaml's ``callbacks:`` or ``--agentic-callback``):
     #: their names only, never a credential.
     callbacks: list[str]
+    #: The transport of the ``openai/`` model calls (``run.calls.route``): "openai-sdk" or "litellm-http";
+    #: None when no model answered over HTTP, or in a campaign written before it was recorded.
+    call_route: str | None
     #: Per task run: its name, seed and ``content_hash``.
     tasks: dict[str, dict[str, Any]]
     #: The tasks the session selected (run or not yet), sorted; None when unknown (written before it was kept).

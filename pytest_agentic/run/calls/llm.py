@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import limiter, refusals, turns
+from . import limiter, refusals, route, turns
 from .. import gcpause
 from ..limits import Limits
 from ..models import ModelEntry
@@ -124,10 +124,13 @@ def _warm_up(litellm: Any) -> None:
     the discard port of 127.0.0.1 refuses at once); it is set only here, before any run starts
     (``wait_for_preload``).
     """
+    kwargs: dict[str, Any] = {}
+    if route.current() == route.HTTP:  # litellm's own handler: its mock transport, given as the client
+        kwargs["client"] = route.warm_up_client()
     litellm.network_mock = True
     try:
         litellm.completion(model="openai/agentic-warm-up", api_base="http://127.0.0.1:9/v1", api_key="none",
-                           messages=[{"role": "user", "content": "warm up"}], max_retries=0,
+                           messages=[{"role": "user", "content": "warm up"}], max_retries=0, **kwargs,
                            tools=[{"type": "function", "function": {"name": "noop", "parameters": {"type": "object"}}}])
     finally:
         litellm.network_mock = False
@@ -272,6 +275,9 @@ def call_model(
         kwargs["api_key"] = os.environ.get(entry.api_key_env, "")
     elif api_base and entry.model.startswith("openai/"):
         kwargs["api_key"] = "local-no-key"
+    client = route.client_for(entry.model, litellm)
+    if client is not None:
+        kwargs["client"] = client
     transient = _transient(litellm) + (ProtocolFault,)
     never = _deterministic(litellm)
     # pydantic's serializer warnings quote the endpoint's malformed reply; the reply is judged here.
@@ -388,11 +394,27 @@ def _complete_within(litellm: Any, kwargs: dict[str, Any], deadline_s: float) ->
     if not done.wait(deadline_s):
         raise CallTimeout(f"no complete reply within {deadline_s:g}s")
     if "error" in box:
-        refusal = refusals.of(box["error"])
+        error = box["error"]
+        refusal = refusals.of(error)
         if refusal is not None:
-            raise refusal from box["error"]
-        raise box["error"]
+            raise refusal from error
+        if unreadable_reply(litellm, error):
+            raise ProtocolFault(_describe(error)) from error
+        raise error
     return box["response"]
+
+
+def unreadable_reply(litellm: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` is litellm's plain ``APIError`` for a reply it could not read (status 200) or a 5xx it
+    could not name: the endpoint's fault, retried as every unreadable reply and every 5xx is.
+
+    litellm's own HTTP handler (``route``) raises this where the OpenAI SDK's path raises
+    ``InternalServerError``: for a body that is not JSON, cut short or not UTF-8 at 200, and for a reply
+    with no ``choices``.
+    """
+    status = getattr(exc, "status_code", None)
+    return (type(exc) is litellm.APIError and isinstance(status, int) and not isinstance(status, bool)
+            and (status == 200 or status >= 500))
 
 
 def _check_shape(response: Any) -> None:
@@ -459,7 +481,8 @@ def usage_details(response: Any) -> tuple[int | None, int | None]:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    said = refusals.server_words(str(exc)).strip()
+    text = said.splitlines()[0] if said else ""
     return f"{type(exc).__name__}: {text[:300]}"
 
 

@@ -95,6 +95,28 @@ def _first(patterns: Sequence[str], text: str) -> int | None:
     return None
 
 
+def server_words(text: str) -> str:
+    """``text`` with an error body the server sent as JSON (``{"error": {"message": ...}}``) replaced by its message.
+
+    The OpenAI SDK puts the server's message in the error litellm raises; litellm's own HTTP handler
+    (``route``) puts the whole body. Either way, what the harness records is the server's message.
+    """
+    start = text.find(" - {")
+    if start < 0:
+        return text
+    try:
+        body, end = json.JSONDecoder().raw_decode(text, start + 3)
+    except ValueError:
+        return text
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    if message is None and isinstance(body, dict):
+        message = body.get("message") if isinstance(body.get("message"), str) else body.get("detail")
+    if not isinstance(message, str):
+        return text
+    return text[:start + 3] + message + text[end:]
+
+
 def _text_of(exc: BaseException) -> str:
     """What the error says: its message, and the body the server sent when the client kept it."""
     body = getattr(exc, "body", None)
@@ -123,7 +145,7 @@ def of(exc: BaseException) -> ModelRefusal | None:
         cause = Cause.MALFORMED_TOOL_CALL
     else:
         return None
-    lines = _PREFIXES.sub("", str(exc).strip()).splitlines()
+    lines = _PREFIXES.sub("", server_words(str(exc)).strip()).splitlines()
     message = _CONTROL.sub(" ", lines[0] if lines else type(exc).__name__)[:MAX_MESSAGE_CHARS]
     if cause is Cause.CONTEXT_OVERFLOW:
         return ModelRefusal(cause, message, _first(_WINDOW, text), _first(_REQUESTED, text))
@@ -161,4 +183,4 @@ def note(model: str, runs: Sequence[Mapping[str, Any]]) -> str | None:
             f"{TAG} and {MESSAGE_TAG} say what the server answered")
 
 
-__all__ = ["Cause", "MESSAGE_TAG", "ModelRefusal", "TAG", "is_malformed_call", "note", "of", "tags"]
+__all__ = ["Cause", "MESSAGE_TAG", "ModelRefusal", "TAG", "is_malformed_call", "note", "of", "server_words", "tags"]
