@@ -69,13 +69,14 @@ def resume_note(folder: Path, in_flight: int, invocation: tuple[str, ...] | list
             f"{resume_command(folder, invocation, cwd)}")
 
 
-def prepare_the_end() -> threading.Thread:
-    """Import and compile now, on a thread, what the end of the session needs: scipy (the tables'
-    intervals and the design's power), the report's modules and its template.
+def prepare_the_end(cleanup: Callable[[], None] | None = None) -> threading.Thread:
+    """Do now, on a thread, what the end of the session would: import scipy (the tables' intervals and
+    the design's power), the report's modules and its template, then ``cleanup`` (pytest's removal of
+    older temporary directories, ``internals.older_temp_dirs_cleanup``).
 
     Called at the first report, once the runs are going: this work then overlaps the calls in flight,
     and the end of the session is left with writing the files. A failure here is left to the end,
-    which meets it again and reports it.
+    which meets it again (imports, and pytest's own cleanup) and reports it.
     """
 
     def imports() -> None:
@@ -86,7 +87,9 @@ def prepare_the_end() -> threading.Thread:
             from .report import render
 
             render.warm()
-        except Exception:  # noqa: BLE001 - the end of the session imports again and says what failed
+            if cleanup is not None:
+                cleanup()
+        except Exception:  # noqa: BLE001 - the end of the session does it again and says what failed
             pass
 
     thread = threading.Thread(target=imports, name="agentic-prepare-end", daemon=True)
@@ -229,9 +232,8 @@ class Controller:
             return
         self.session.check_environment()
         self.verdicts.check([e.name for e in self.session.selected_models()])
-        # Under xdist the controller collects nothing: it asks litellm now, before its workers start. Else
-        # it asks once collection has found an agent test (``pytest_collection_finish``), litellm's import
-        # (``run.calls.llm.preload_in_background``) overlapping collection.
+        # Under xdist the controller collects nothing: it asks litellm now, before its workers start. Else at
+        # ``pytest_collection_finish``, litellm's import (``llm.preload_in_background``) overlapping collection.
         distributed = config.pluginmanager.has_plugin("dsession")
         if distributed and not any(e.server for e in self.session.selected_models()):
             # No server to start first: litellm's import (seconds of CPU) overlaps the workers' own start
@@ -317,9 +319,8 @@ class Controller:
                 preflight(entry.name, config)
             for group in shared.values():
                 entry, config = group[0]
-                # Logged outside the out folder while xdist workers start (they re-read the command
-                # line, and a path that appears meanwhile changes how pytest picks their rootdir);
-                # moved into the campaign folder at the end.
+                # Logged outside the out folder while xdist workers start (a path appearing there changes how
+                # pytest picks their rootdir from the command line); moved into the campaign folder at the end.
                 log = Path(tempfile.mkdtemp(prefix="agentic-server-")) / f"server-{safe_name(entry.name)}.log"
                 self.server_logs.append(log)
                 server = start(entry.name, with_slots(config, sum(self.in_flight(e) for e, _ in group)), log)
@@ -355,7 +356,7 @@ class Controller:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.end_thread is None:
-            self.end_thread = prepare_the_end()
+            self.end_thread = prepare_the_end(internals.older_temp_dirs_cleanup(self.session.config))
         self.campaign.pacing.add(getattr(report, scheduler.PACING_ATTR, None))
         tasks = getattr(report, outcome.TASKS_ATTR, None)
         if tasks:
@@ -383,8 +384,7 @@ class Controller:
     @pytest.hookimpl(tryfirst=True)  # before xdist's, which waits 0.2 to 0.4 s for its workers to exit
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.end_thread is not None:
-            # Its imports end first: a daemon thread frozen at exit holding the import lock hangs the shutdown.
-            self.end_thread.join()
+            self.end_thread.join()  # a daemon thread frozen at exit holding the import lock hangs the shutdown
         if self.stopped_for or (exitstatus == pytest.ExitCode.USAGE_ERROR and not self.running
                                 and not self.campaign.added):
             # Stopped at start (no sandbox, a refused resume): nothing ran, and a resumed folder stays as it was.

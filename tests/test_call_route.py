@@ -51,8 +51,13 @@ WORDING = {
 
 @pytest.fixture
 def on_route(monkeypatch):
-    """Put this process on a route, as a session does (the switch, and a pool the calls go through)."""
-    llm.litellm_module()
+    """Put this process on a route, as a session does (the switch, and a pool the calls go through).
+
+    The pool is this test's: litellm's and ``connections``' globals are put back after it.
+    """
+    litellm = llm.litellm_module()
+    monkeypatch.setattr(litellm, "client_session", None)
+    monkeypatch.setattr(connections, "_ours", None)
     connections.size_pool(8)
 
     def take(name: str) -> None:

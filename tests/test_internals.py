@@ -7,6 +7,7 @@ a pytest or xdist release that removes one fails these tests instead of a user's
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 
 import pytest
@@ -19,6 +20,48 @@ def test_pytest_keeps_its_tmp_path_factory_on_the_config(pytestconfig, tmp_path_
     assert isinstance(factory, pytest.TempPathFactory) and factory is tmp_path_factory
     made = factory.mktemp("internals", numbered=True)
     assert made.is_dir() and made.parent == factory.getbasetemp()
+
+
+@pytest.mark.parametrize("policy", ["all", "failed"])
+def test_older_temporary_directories_are_removed_early_as_pytest_removes_them_at_the_end(pytester, monkeypatch,
+                                                                                          tmp_path, policy):
+    """The call removes, mid-session, the numbered directories pytest's own cleanup removes at its end."""
+    import getpass
+
+    root = tmp_path / "temproot" / f"pytest-of-{getpass.getuser()}"
+    for n in range(5):
+        (root / f"pytest-{n}" / "agentic-runs0" / "1-run").mkdir(parents=True)
+        (root / f"pytest-{n}" / "agentic-runs0" / "1-run" / "a.txt").write_text("x")
+    pytester.makepyfile(f"""
+        from pytest_agentic import internals
+
+        def test_early(pytestconfig, tmp_path):
+            root = tmp_path.parents[1]
+            assert tmp_path.parent.name == "pytest-5"
+            internals.older_temp_dirs_cleanup(pytestconfig)()
+            left = sorted(p.name for p in root.glob("pytest-*") if p.name != "pytest-current")
+            assert left == ["pytest-4", "pytest-5"], left
+            assert (root / "pytest-5" / ".lock").exists()  # the session's own, kept
+    """)
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(tmp_path / "temproot"))
+    # Not runpytest_subprocess: it gives a --basetemp, and pytest removes nothing then.
+    result = pytester.run(sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "tmp_path_retention_count=2",
+                          "-o", f"tmp_path_retention_policy={policy}")
+    result.assert_outcomes(passed=1)
+
+
+def test_no_early_removal_where_pytest_removes_nothing_or_its_own_directory_too(pytester, monkeypatch, tmp_path):
+    pytester.makepyfile("""
+        from pytest_agentic import internals
+
+        def test_given(pytestconfig, tmp_path):
+            assert internals.older_temp_dirs_cleanup(pytestconfig) is None
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)  # pytester gives a --basetemp
+    (tmp_path / "temproot").mkdir()
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(tmp_path / "temproot"))
+    pytester.run(sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "tmp_path_retention_policy=none"
+                 ).assert_outcomes(passed=1)
 
 
 def test_a_terminal_writer_has_a_file_that_can_be_replaced(pytestconfig):
