@@ -43,6 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     restore_sigterm(config.stash.get(SIGTERM_KEY, None))
+    AgenticSession.release_call_route()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -223,9 +223,30 @@ def test_the_route_is_taken_only_where_every_model_is_on_a_server_of_its_own(ent
 def test_a_switch_the_user_set_is_left_as_set(monkeypatch):
     monkeypatch.setenv(route.SWITCH, "false")
     assert route.take(route.HTTP) == route.SDK and os.environ[route.SWITCH] == "false"
+    route.release()
+    assert os.environ[route.SWITCH] == "false"  # not the harness's to take back
     monkeypatch.delenv(route.SWITCH)
     assert route.take(route.SDK) == route.SDK and route.SWITCH not in os.environ
     assert route.take(route.HTTP) == route.HTTP and os.environ[route.SWITCH] == "true"
+    route.release()
+    assert route.SWITCH not in os.environ and route.current() == route.SDK
+
+
+def test_a_session_records_its_route_and_takes_the_switch_back_at_its_end(pytester, monkeypatch):
+    """A campaign against a server of its own takes the handler, records it, and leaves the process as it found it."""
+    from pytest_agentic import Final
+
+    from .fault_server import FaultServer
+    from .test_concurrency import say_ok_project
+
+    monkeypatch.delenv(route.SWITCH, raising=False)
+    with FaultServer({"Say ok.": [Final("ok")]}) as server:
+        say_ok_project(pytester, server)
+        result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", "--agentic-out=out", "--runs", "2")
+    result.assert_outcomes(passed=2)
+    manifest = json.loads(next((pytester.path / "out").glob("*/campaign.json")).read_text())
+    assert manifest["call_route"] == route.HTTP
+    assert route.SWITCH not in os.environ
 
 
 def test_the_servers_message_is_read_out_of_a_json_body():

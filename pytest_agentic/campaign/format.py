@@ -80,7 +80,7 @@ MANIFEST_DEFAULTS: dict[str, Any] = {
     "selected_tasks": None,  # campaigns written before it was recorded: unknown (a resume takes the tasks run)
     "sandbox": None,  # campaigns written before the sandbox (the first writer, revision 2, early revision 3)
     "callbacks": [],  # campaigns written before litellm callbacks could be named: none was
-    "call_route": None,  # campaigns written before the route was recorded: the OpenAI SDK's, then the only one
+    "call_route": None,  # campaigns written before it was recorded: unknown (the OpenAI SDK was then the only route)
 }
 
 

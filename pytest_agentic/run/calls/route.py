@@ -40,6 +40,8 @@ OPENAI_HOSTS = frozenset({"api.openai.com"})
 
 _lock = threading.Lock()
 _handlers: dict[int, Any] = {}
+#: Whether this process set the switch (``take``), so that ``release`` takes back only what it set.
+_taken = False
 
 
 def own_server(entry: ModelEntry, api_base: str | None) -> bool:
@@ -66,10 +68,22 @@ def _truthy(value: str) -> bool:
 
 def take(route: str) -> str:
     """Set litellm's switch for ``route`` in this process, unless the user set it; returns the route in force."""
+    global _taken
     with _lock:
         if SWITCH not in os.environ and route == HTTP:
             os.environ[SWITCH] = "true"
+            _taken = True
     return current()
+
+
+def release() -> None:
+    """Take back the switch this process set, at the session's end (a second session in the process chooses again)."""
+    global _taken
+    with _lock:
+        if _taken:
+            os.environ.pop(SWITCH, None)
+            _taken = False
+            _handlers.clear()
 
 
 def current() -> str:
@@ -107,5 +121,5 @@ def warm_up_client() -> Any:
     return HTTPHandler(client=httpx.Client(transport=MockOpenAITransport()))
 
 
-__all__ = ["HTTP", "OPENAI_HOSTS", "SDK", "SWITCH", "choose", "client_for", "current", "own_server", "take",
-           "warm_up_client"]
+__all__ = ["HTTP", "OPENAI_HOSTS", "SDK", "SWITCH", "choose", "client_for", "current", "own_server", "release",
+           "take", "warm_up_client"]
