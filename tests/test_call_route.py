@@ -230,6 +230,9 @@ def test_a_switch_the_user_set_is_left_as_set(monkeypatch):
     assert route.take(route.HTTP) == route.HTTP and os.environ[route.SWITCH] == "true"
     route.release()
     assert route.SWITCH not in os.environ and route.current() == route.SDK
+    for value, read in ((" True ", route.HTTP), ("1", route.SDK), ("yes", route.SDK), ("false", route.SDK)):
+        monkeypatch.setenv(route.SWITCH, value)  # read as litellm reads it: a client of the wrong kind breaks a call
+        assert route.current() == read, value
 
 
 def test_a_session_records_its_route_and_takes_the_switch_back_at_its_end(pytester, monkeypatch):

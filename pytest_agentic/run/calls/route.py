@@ -63,7 +63,8 @@ def choose(entries: Iterable[tuple[ModelEntry, str | None]]) -> str:
 
 
 def _truthy(value: str) -> bool:
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    """As litellm reads the switch (``secret_managers.main.str_to_bool``): "true" alone is on ("1" is not)."""
+    return value.strip().lower() == "true"
 
 
 def take(route: str) -> str:
