@@ -243,13 +243,29 @@ def test_a_session_records_its_route_and_takes_the_switch_back_at_its_end(pytest
     from .test_concurrency import say_ok_project
 
     monkeypatch.delenv(route.SWITCH, raising=False)
+    # In a process of its own (an in-process session would leave litellm's pool and scipy's import behind);
+    # the last unconfigure hook says what the environment holds once the plugin's has run.
+    pytester.makeconftest(f"""
+        import os, pytest
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_unconfigure(config):
+            with open("switch-at-the-end.txt", "w") as f:
+                f.write(repr((os.environ.get({route.SWITCH!r}), config.stash.get(SEEN, None))))
+
+        SEEN = pytest.StashKey()
+
+        def pytest_runtestloop(session):
+            session.config.stash[SEEN] = os.environ.get({route.SWITCH!r})
+    """)
     with FaultServer({"Say ok.": [Final("ok")]}) as server:
         say_ok_project(pytester, server)
-        result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", "--agentic-out=out", "--runs", "2")
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "--agentic-out=out",
+                                               "--runs", "2")
     result.assert_outcomes(passed=2)
     manifest = json.loads(next((pytester.path / "out").glob("*/campaign.json")).read_text())
     assert manifest["call_route"] == route.HTTP
-    assert route.SWITCH not in os.environ
+    assert (pytester.path / "switch-at-the-end.txt").read_text() == repr((None, "true"))
 
 
 def test_the_servers_message_is_read_out_of_a_json_body():
