@@ -8,6 +8,8 @@ the median CPU (user + system of this process) per call:
   OpenAI-compatible endpoint takes (the OpenAI SDK inside litellm);
 - ``openai+price``: the same after ``litellm.register_model`` with the entry's price, as the
   session does once (``run.calls.llm.register_prices``): litellm's cost look-up finds the model;
+- ``openai+httpx``: the same through litellm's own HTTP handler (``EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER``),
+  the route a session takes when every model is on a server of its own (``run.calls.route``);
 - ``hosted_vllm``: the ``hosted_vllm/`` route (litellm's own httpx handler), for comparison only.
 
 Each call sends ``--messages`` messages and one tool schema. The machine is shared: the figures are

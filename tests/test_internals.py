@@ -32,7 +32,7 @@ def test_older_temporary_directories_are_removed_early_as_pytest_removes_them_at
     for n in range(5):
         (root / f"pytest-{n}" / "agentic-runs0" / "1-run").mkdir(parents=True)
         (root / f"pytest-{n}" / "agentic-runs0" / "1-run" / "a.txt").write_text("x")
-    pytester.makepyfile(f"""
+    pytester.makepyfile("""
         from pytest_agentic import internals
 
         def test_early(pytestconfig, tmp_path):
@@ -57,7 +57,8 @@ def test_no_early_removal_where_pytest_removes_nothing_or_its_own_directory_too(
         def test_given(pytestconfig, tmp_path):
             assert internals.older_temp_dirs_cleanup(pytestconfig) is None
     """)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)  # pytester gives a --basetemp
+    # pytester gives a --basetemp; in a process of its own, as the session's end imports scipy
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     (tmp_path / "temproot").mkdir()
     monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(tmp_path / "temproot"))
     pytester.run(sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "tmp_path_retention_policy=none"
