@@ -14,7 +14,7 @@ from .campaign import modecache
 from .controller import Controller
 from .fixture import CONTEXT_KEY, Agent, make_agent
 from .session import SESSION_KEY, AgenticSession, Case, restore_sigterm, sigterm_as_interrupt
-from .run.calls import llm
+from .run.calls import llm, route
 from .run.task import task_spec_of
 from .telemetry import process as telemetry
 from .validate import validate_instance
@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     restore_sigterm(config.stash.get(SIGTERM_KEY, None))
-    AgenticSession.release_call_route()
+    route.release()  # the call route's switch, where this process set it (``AgenticSession.take_call_route``)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -285,13 +285,6 @@ class AgenticSession:
 
             route.take(chosen)
 
-    @staticmethod
-    def release_call_route() -> None:
-        """Take back what ``take_call_route`` set in this process (``pytest_unconfigure``)."""
-        from .run.calls import route
-
-        route.release()
-
     def describe(self) -> dict[str, Any]:
         described = {
             "models_file": str(self.models_path),

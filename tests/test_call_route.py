@@ -1,6 +1,6 @@
 """litellm's own HTTP handler (``run/calls/route.py``) behaves as the OpenAI SDK's path does, for what the harness sends and keeps.
 
-The route is taken only where this file proves it the same: the bytes of every request body the
+The route is taken only where this file proves it the same: the JSON of every request body the
 harness sends (its real tools and a history with tool calls and results, under the parameters
 models.yaml entries set), what a run keeps of a reply (content, reasoning, usage and its details,
 cost), and, for every behaviour of the hostile endpoint, the run's verdict, failure mode, tags,
@@ -152,8 +152,7 @@ CASES = [(e, p) for e in (ENTRY, UNPRICED) for p in PARAMS if not (e is UNPRICED
 
 @pytest.mark.parametrize("entry, params", CASES,
                          ids=[f"{e.name}-{','.join(p) or 'none'}" for e, p in CASES])
-def test_the_requests_are_the_same_bytes_and_the_run_keeps_the_same(tmp_path, on_route, params, entry):
-    (tmp_path / "a.txt").parent.mkdir(parents=True, exist_ok=True)
+def test_the_requests_carry_the_same_json_and_the_run_keeps_the_same(tmp_path, on_route, params, entry):
     sent, results = {}, {}
     for name in (route.SDK, route.HTTP):
         on_route(name)

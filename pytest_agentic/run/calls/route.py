@@ -9,7 +9,7 @@ transport: no SDK request and response models to build, about 1.3 ms less CPU a 
 machine (``benchmarks/litellm_call.py``), a third of a call's cost in the harness.
 
 The harness takes it only where it is proven to behave the same (``tests/test_call_route.py``: the
-bytes of every request body, what the run keeps of every reply, and the verdict of every hostile
+JSON of every request body, what the run keeps of every reply, and the verdict of every hostile
 endpoint behaviour, through both routes): when every model of the session that answers over HTTP is
 an ``openai/`` entry with an OpenAI-compatible server of its own (``api_base``, ``api_base_env`` or a
 server the plugin starts) that is not OpenAI's API. A session with any other entry keeps the SDK for
