@@ -442,7 +442,7 @@ class Controller:
         caveats = {}
         if self.session.models_path.is_file():
             caveats = {name: e.caveat for name, e in self.session.registry.entries.items()}
-        return [*self.verdicts.notes(self.campaign.records),
+        return [*self.campaign.session_notes(), *self.verdicts.notes(self.campaign.records),
                 *campaign_notes(self.campaign.records, caveats, self.budget_skipped, self.session.budget,
                                 unconfined=self.session.sandbox_choice == "none")]
 

@@ -221,3 +221,54 @@ def test_a_session_resumes_compares_and_rescores_a_folder_of_the_first_writer(pr
     assert json.loads((new / "campaign.json").read_text())["compared_with"]["campaign_id"] == old.name
     assert all(r["rescore_of"] == old.name and r["original"] == {"passed": True, "failure_mode": None}
                for r in runs(new))
+
+
+def _sessions(folder: Path, listed: object) -> None:
+    manifest = json.loads((folder / "campaign.json").read_text())
+    manifest["sessions"] = listed
+    (folder / "campaign.json").write_text(json.dumps(manifest))
+
+
+def test_merged_shards_list_every_session_and_say_where_their_releases_differ(tmp_path):
+    a = legacy.write(tmp_path / "a", "revision3", _records({"task_07": 3}), shard={"index": 1, "count": 2})
+    b = legacy.write(tmp_path / "b", "revision3", _records({"task_08": 1}), shard={"index": 2, "count": 2})
+    first = json.loads((a / "campaign.json").read_text())
+    harness, litellm = first["harness_version"], first["litellm_version"]
+    # Shard b began under the same releases and was resumed under another litellm.
+    _sessions(b, [{"started_at": "2999-01-01T00:00:00+00:00", "resumed": False, "harness_version": harness,
+                   "litellm_version": litellm, "call_route": None, "xdist_workers": None, "runs_added": 2},
+                  {"started_at": "2999-01-02T00:00:00+00:00", "resumed": True, "harness_version": harness,
+                   "litellm_version": "9.9.9\n# `edited`", "call_route": None, "xdist_workers": None,
+                   "runs_added": 1}])
+    manifest = json.loads((merge([a, b], tmp_path / "out") / "campaign.json").read_text())
+    assert [s["litellm_version"] for s in manifest["sessions"]] == [litellm, litellm, "9.9.9\n# `edited`"]
+    assert [s["runs_added"] for s in manifest["sessions"]] == [None, 2, 1]  # a's one session: written before counts
+    assert manifest["litellm_version"] == litellm  # the first session's: nothing rewritten
+    said = [n for n in manifest["notes"] if "different litellm values" in n]
+    # What the file says is shown literally, on one line.
+    assert len(said) == 1 and "session 3 (resumed `2999-01-02T00:00:00+00:00`, 1 run): `9.9.9 # 'edited'`" in said[0]
+    assert "\n" not in said[0]
+    assert not any("pytest-agentic values" in n for n in manifest["notes"])
+
+    # A shard resumed under another harness is refused, naming it, though its first session agrees.
+    _sessions(b, [{"started_at": "2999-01-01T00:00:00+00:00", "resumed": False, "harness_version": harness,
+                   "litellm_version": litellm, "call_route": None, "xdist_workers": None, "runs_added": 2},
+                  {"started_at": "2999-01-02T00:00:00+00:00", "resumed": True, "harness_version": "0.0.1",
+                   "litellm_version": litellm, "call_route": None, "xdist_workers": None, "runs_added": 1}])
+    with pytest.raises(MergeError, match=re.escape(f"{b}: a session that wrote it ran pytest-agentic 0.0.1")):
+        merge([a, b], tmp_path / "out")
+
+
+@pytest.mark.parametrize("listed, said", [
+    ({"started_at": "x"}, "'sessions' must be a list, got dict"),
+    (["x"], "sessions[0] must be an object, got str"),
+    ([{"started_at": "x", "resumed": False, "harness_version": 1, "runs_added": 0}],
+     "sessions[0] key 'harness_version' must be str, got 1"),
+    ([{"started_at": "x", "resumed": False, "harness_version": "1", "runs_added": True}],
+     "sessions[0] key 'runs_added' must be int or null, got True"),
+])
+def test_a_malformed_sessions_list_is_refused_naming_the_entry_and_key(tmp_path, listed, said):
+    folder = legacy.write(tmp_path / "c", "revision3", _records({"task_01": 1}))
+    _sessions(folder, listed)
+    with pytest.raises(stored.CampaignFolderError, match=re.escape(f"{folder / 'campaign.json'}: {said}")):
+        stored.load(folder)

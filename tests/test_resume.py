@@ -108,6 +108,33 @@ def test_a_resume_takes_the_campaigns_models_tasks_runs_and_seed_and_refuses_oth
     manifest = json.loads((folder / "campaign.json").read_text())
     assert manifest["complete"] is True and [m["name"] for m in manifest["models"]] == ["oracle"]
     assert manifest["runs"] == 2 and manifest["seed"] == 3 and len(manifest["resumed_at"]) == 1
+    # Both sessions listed, the first as it began the campaign; the same releases: nothing to note.
+    assert [(s["resumed"], s["runs_added"]) for s in manifest["sessions"]] == [(False, 2), (True, 1)]
+    assert manifest["sessions"][1]["started_at"] == manifest["resumed_at"][0]
+    assert not [n for n in manifest["notes"] if "sessions that wrote" in n]
+
+
+def test_a_resume_under_another_litellm_rewrites_nothing_the_campaign_was_measured_with_and_says_so(project):
+    session(project, "--model", "oracle", "-m", "task_09", "--runs", "2", "--agentic-out=out").assert_outcomes(passed=2)
+    folder = campaign_dir(project.path / "out")
+    cut(folder, 1)
+    # As an older writer left it, under an older litellm: no ``sessions``.
+    manifest = json.loads((folder / "campaign.json").read_text())
+    installed = manifest["litellm_version"]
+    del manifest["sessions"]
+    (folder / "campaign.json").write_text(json.dumps({**manifest, "litellm_version": "1.0.0"}))
+
+    session(project, f"--agentic-resume={folder}").assert_outcomes(passed=1)
+    manifest = json.loads((folder / "campaign.json").read_text())
+    assert manifest["complete"] is True and manifest["litellm_version"] == "1.0.0"
+    first, resumed = manifest["sessions"]
+    assert (first["resumed"], first["litellm_version"], first["runs_added"]) == (False, "1.0.0", None)
+    assert first["started_at"] == manifest["started_at"]
+    assert (resumed["resumed"], resumed["litellm_version"], resumed["runs_added"]) == (True, installed, 1)
+    note = next(n for n in manifest["notes"] if "different litellm values" in n)
+    assert f"session 1 (began `{manifest['started_at']}`, runs unknown): `1.0.0`" in note
+    assert f"session 2 (resumed `{manifest['resumed_at'][0]}`, 1 run): `{installed}`" in note
+    assert note in (folder / "summary.md").read_text()
 
 
 def test_the_printed_resume_command_finishes_the_campaign_pasted_from_another_folder(project, tmp_path_factory):

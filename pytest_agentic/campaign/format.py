@@ -81,7 +81,24 @@ MANIFEST_DEFAULTS: dict[str, Any] = {
     "sandbox": None,  # campaigns written before the sandbox (the first writer, revision 2, early revision 3)
     "callbacks": [],  # campaigns written before litellm callbacks could be named: none was
     "call_route": None,  # campaigns written before it was recorded: unknown (the OpenAI SDK was then the only route)
+    "sessions": [],  # campaigns written before it was kept: one session is read from the top-level keys (campaign/sessions.py)
 }
+
+
+class SessionInfo(TypedDict):
+    """One session that wrote a campaign (``campaign.json``'s ``sessions``, oldest first: ``campaign/sessions.py``)."""
+
+    #: When it began (the campaign's ``started_at``, or the ``resumed_at`` entry of a resume).
+    started_at: str
+    #: False for the session that began the campaign, True for a resume.
+    resumed: bool
+    harness_version: str
+    litellm_version: str | None
+    #: As the manifest's ``call_route``.
+    call_route: str | None
+    xdist_workers: int | str | None
+    #: The run records it added; None when unknown (a folder written before ``sessions`` was kept).
+    runs_added: int | None
 
 
 class Manifest(TypedDict, total=False):
@@ -113,6 +130,9 @@ class Manifest(TypedDict, total=False):
     #: The transport of the ``openai/`` model calls (``run.calls.route``): "openai-sdk" or "litellm-http";
     #: None when no model answered over HTTP, or in a campaign written before it was recorded.
     call_route: str | None
+    #: Every session that wrote the campaign, oldest first. ``harness_version``, ``litellm_version`` and
+    #: ``call_route`` above are the first session's: a resume adds an entry and rewrites none.
+    sessions: list[SessionInfo]
     #: Per task run: its name, seed and ``content_hash``.
     tasks: dict[str, dict[str, Any]]
     #: The tasks the session selected (run or not yet), sorted; None when unknown (written before it was kept).
@@ -174,5 +194,5 @@ def upgrade_manifest(raw: dict[str, Any]) -> Manifest:
     return cast(Manifest, {**fresh, **raw, "format_version": FORMAT_VERSION})
 
 
-__all__ = ["FORMAT_VERSION", "Manifest", "UNVERSIONED", "upgrade_manifest", "upgrade_record",
+__all__ = ["FORMAT_VERSION", "Manifest", "SessionInfo", "UNVERSIONED", "upgrade_manifest", "upgrade_record",
            "upgrade_transcript", "version_of"]

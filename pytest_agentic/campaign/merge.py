@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..run.records import RunRecord
-from . import stored
+from . import sessions, stored
 from .format import FORMAT_VERSION, Manifest
 from .notes import campaign_notes
 from .resume import key_of
@@ -73,6 +73,12 @@ def check(shards: list[tuple[Path, Manifest]]) -> None:
                 raise MergeError(f"{path}: its {what} differs from {first_path}'s "
                                  f"(key {key!r}: {manifest.get(key)!r} != {first.get(key)!r}); "
                                  "shards of one campaign run the same command line")
+    for path, manifest in shards:  # a shard resumed under another release: its later sessions too
+        for session in sessions.earlier(manifest):
+            if session["harness_version"] != first["harness_version"]:
+                raise MergeError(f"{path}: a session that wrote it ran pytest-agentic {session['harness_version']} "
+                                 f"(began {session['started_at']}), {first_path} ran {first['harness_version']!r}; "
+                                 "shards of one campaign run the same harness")
     hashes: dict[str, tuple[Path, Any]] = {}
     for path, manifest in shards:
         for task, facts in sorted(manifest["tasks"].items()):
@@ -118,6 +124,9 @@ def merge(folders: list[Path], out_dir: Path) -> Path:
     budget_skipped = sum(m["budget_skipped"] for _, m in shards)
     notes = campaign_notes(merged, caveats, budget_skipped, first.get("budget_usd"),
                            unconfined=any((m["sandbox"] or {}).get("kind") == "none" for _, m in shards))
+    written_by = sorted((session for _, m in shards for session in sessions.earlier(m)),
+                        key=lambda session: session["started_at"])
+    notes[:0] = sessions.differences(written_by)
     if missing:
         notes.append(f"shards {', '.join(map(str, missing))} of {count} are missing: the campaign is incomplete")
     started = min(m["started_at"] for _, m in shards)
@@ -143,6 +152,8 @@ def merge(folders: list[Path], out_dir: Path) -> Path:
         "budget_skipped": budget_skipped,
         "merged_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "shard": None,
+        "sessions": written_by,
+        **sessions.measured_with(written_by),  # type: ignore[typeddict-item]
         "shards": [{"index": _shard(m)["index"], "count": count, "campaign_id": m.get("campaign_id"),
                     "path": str(path.resolve()), "complete": m.get("complete"),
                     "runs_recorded": m.get("runs_recorded"), "started_at": m.get("started_at"),

@@ -84,7 +84,23 @@ def read_manifest(folder: Path, *, required: bool = False) -> tuple[Manifest, in
         raise CampaignFolderError(
             f"{path}: format_version {version} is newer than this pytest-agentic reads (up to {FORMAT_VERSION}); "
             "read it with the release that wrote it, or upgrade pytest-agentic")
+    _check_sessions(path, raw.get("sessions", []))
     return upgrade_manifest(raw), version
+
+
+def _check_sessions(path: Path, listed: Any) -> None:
+    """``sessions`` as the writer writes it (``format.SessionInfo``), or an error naming the entry and key."""
+    if not isinstance(listed, list):
+        raise CampaignFolderError(f"{path}: 'sessions' must be a list, got {type(listed).__name__}")
+    for number, entry in enumerate(listed):
+        if not isinstance(entry, dict):
+            raise CampaignFolderError(f"{path}: sessions[{number}] must be an object, got {type(entry).__name__}")
+        for key, kinds in (("started_at", (str,)), ("harness_version", (str,)), ("resumed", (bool,)),
+                           ("runs_added", (int, type(None)))):
+            if not isinstance(entry.get(key), kinds) or (key == "runs_added" and isinstance(entry.get(key), bool)):
+                raise CampaignFolderError(f"{path}: sessions[{number}] key {key!r} must be "
+                                          f"{' or '.join('null' if k is type(None) else k.__name__ for k in kinds)}, "
+                                          f"got {entry.get(key)!r}")
 
 
 def read_records(folder: Path, *, resumable: bool = False) -> list[RunRecord]:

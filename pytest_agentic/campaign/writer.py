@@ -14,9 +14,9 @@ from typing import Any, Protocol
 import pytest
 
 from .._version import __version__
-from . import economy, provenance, tables
+from . import economy, provenance, sessions, tables
 from .durable import GroupSync
-from .format import FORMAT_VERSION
+from .format import FORMAT_VERSION, SessionInfo
 from .pacing import PacingLog
 from ..run.records import RunRecord, Transcript
 from ..run.redact import redact
@@ -79,6 +79,8 @@ class Campaign:
         self.pacing = PacingLog()
         #: The tasks the session selected (reported by the processes that collected), or None when unknown.
         self.selected_tasks: set[str] | None = None
+        #: The sessions that wrote the campaign before this one (a resume's; ``campaign.sessions``).
+        self.earlier_sessions: list[SessionInfo] = []
         if session.resume_dir is not None:
             from .resume import load_manifest, load_runs
 
@@ -86,6 +88,7 @@ class Campaign:
             self.path = session.resume_dir
             self.started_at = manifest.get("started_at", self.started_at)
             self.resumed_at = [*manifest["resumed_at"], _now()]
+            self.earlier_sessions = sessions.earlier(manifest)
             self.records = load_runs(session.resume_dir)
             selected = manifest["selected_tasks"]
             self.selected_tasks = set(selected) if selected is not None else None
@@ -163,24 +166,18 @@ class Campaign:
 
     # -- writing --------------------------------------------------------------
     def manifest(self) -> dict[str, Any]:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            litellm_version = version("litellm")
-        except PackageNotFoundError:
-            litellm_version = None
+        litellm_version = _litellm_version()
         tasks: dict[str, Any] = {}
         for r in sorted(self.records, key=_sort_key):
             tasks.setdefault(r["task"], {"name": r["task_name"], "seed": r["seed"],
                                          "content_hash": r["task_hash"]})
         assert self.path is not None
+        written_by = self.written_by(litellm_version)
         return {
             "format_version": FORMAT_VERSION,
             "campaign_id": self.path.name,
             "benchmark": "agentic-core-v1",
             "benchmark_revision": BENCHMARK_REVISION,
-            "harness_version": __version__,
-            "litellm_version": litellm_version,
             **self.session.describe(),
             "tasks": tasks,
             "selected_tasks": sorted(self.selected_tasks) if self.selected_tasks is not None else None,
@@ -204,7 +201,23 @@ class Campaign:
             "pytest_version": pytest.__version__,
             "xdist_workers": getattr(self.session.config.option, "numprocesses", None),
             **(self.verdicts.manifest() if self.verdicts is not None else {}),
+            # Last: what the campaign was measured with is the first session's; every session is listed.
+            "sessions": written_by,
+            **sessions.measured_with(written_by),
         }
+
+    def written_by(self, litellm_version: str | None) -> list[SessionInfo]:
+        """The sessions that wrote the campaign, this one last."""
+        this = SessionInfo(started_at=self.resumed_at[-1] if self.resumed_at else self.started_at,
+                           resumed=bool(self.resumed_at), harness_version=__version__,
+                           litellm_version=litellm_version, call_route=self.session.describe()["call_route"],
+                           xdist_workers=getattr(self.session.config.option, "numprocesses", None),
+                           runs_added=self.added)
+        return [*self.earlier_sessions, this]
+
+    def session_notes(self) -> list[str]:
+        """Where the sessions that wrote the campaign ran under different releases or call routes."""
+        return sessions.differences(self.written_by(_litellm_version())) if self.earlier_sessions else []
 
     def write_manifest(self) -> None:
         assert self.path is not None
@@ -225,6 +238,15 @@ class Campaign:
                         complete=self.complete, started_at=self.started_at, finished_at=self.finished_at,
                         notes=self.notes, sections=sections)
         self.write_manifest()
+
+
+def _litellm_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("litellm")
+    except PackageNotFoundError:
+        return None
 
 
 def write_artefacts(path: Path, records: list[RunRecord], *, runs: int, seed: int, complete: bool,
