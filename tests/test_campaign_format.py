@@ -272,3 +272,22 @@ def test_a_malformed_sessions_list_is_refused_naming_the_entry_and_key(tmp_path,
     _sessions(folder, listed)
     with pytest.raises(stored.CampaignFolderError, match=re.escape(f"{folder / 'campaign.json'}: {said}")):
         stored.load(folder)
+
+
+def test_compare_says_what_two_campaigns_were_measured_with_where_it_differs(tmp_path, capsys):
+    a = legacy.write(tmp_path / "a", "revision3", _records({"task_07": 3}))
+    b = legacy.write(tmp_path / "b", "revision3", _records({"task_07": 3}))
+    assert compare.main([str(a), str(b)]) == 0
+    assert "measured with" not in capsys.readouterr().out
+    first = json.loads((a / "campaign.json").read_text())
+    harness, litellm = first["harness_version"], first["litellm_version"]
+    # b was resumed under another litellm, on litellm's handler; a recorded no route: the route is not said.
+    _sessions(b, [{"started_at": "2999-01-01T00:00:00+00:00", "resumed": False, "harness_version": harness,
+                   "litellm_version": litellm, "call_route": None, "xdist_workers": None, "runs_added": 2},
+                  {"started_at": "2999-01-02T00:00:00+00:00", "resumed": True, "harness_version": harness,
+                   "litellm_version": "9.9.9", "call_route": "litellm-http", "xdist_workers": None,
+                   "runs_added": 1}])
+    assert compare.main([str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert f"- measured with: litellm `{litellm}` then, `{litellm}`, `9.9.9` now: a change between the two" in out
+    assert "call route" not in out and "pytest-agentic `" not in out

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 
+from importlib.metadata import version
+
+from pytest_agentic import __version__
 from pytest_agentic.verdicts import compare
 from pytest_agentic.run.task import BENCHMARK_REVISION
 
@@ -39,7 +42,8 @@ def test_a_campaign_names_its_revision_and_the_tasks_that_changed_since_the_base
     old = scores({"task_07": 3, "task_08": 3}, model="oracle")
     for r in old:
         r["task_hash"] = "0" * 64 if r["task"] == "task_08" else None
-    baseline = write_campaign(pytester.path / "baseline", old)
+    # Measured under another litellm, by this harness: the comparison says so (no route recorded then: not said).
+    baseline = write_campaign(pytester.path / "baseline", old, harness_version=__version__, litellm_version="1.0.0")
     result = pytester.runpytest_subprocess("tasks", "--model", "oracle", "-m", "task_07 or task_08",
                                            "--agentic-out", "out", f"--agentic-compare={baseline}")
     result.assert_outcomes(passed=6)
@@ -50,6 +54,8 @@ def test_a_campaign_names_its_revision_and_the_tasks_that_changed_since_the_base
     assert {r["task"] for r in runs(folder)} == {"task_07", "task_08"}
     summary = (folder / "summary.md").read_text()
     assert f"revision {BENCHMARK_REVISION}" in summary and "flat; task changed" in summary
+    assert f"- measured with: litellm `1.0.0` then, `{version('litellm')}` now: a change" in summary
+    assert "pytest-agentic `" not in summary and "call route `" not in summary
     result.stdout.fnmatch_lines(["*caveat: 1 task(s) changed*task_08*"])
 
 

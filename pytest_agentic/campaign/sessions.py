@@ -63,4 +63,19 @@ def differences(sessions: Sequence[SessionInfo]) -> list[str]:
     return notes
 
 
-__all__ = ["MEASURED_WITH", "differences", "earlier", "measured_with"]
+def versus(then: Sequence[SessionInfo], now: Sequence[SessionInfo]) -> list[str]:
+    """One line per key of ``MEASURED_WITH`` whose values differ between two campaigns' sessions, for a
+    comparison: what each side ran under (all its sessions' values, in order, once each). A key either side
+    did not record is left out."""
+    lines = []
+    for key, name in MEASURED_WITH.items():
+        # A value a campaign did not record (None, or empty) says nothing: only known values are compared.
+        a = list(dict.fromkeys(v for v in (s.get(key) for s in then) if v))
+        b = list(dict.fromkeys(v for v in (s.get(key) for s in now) if v))
+        if a and b and a != b:
+            lines.append(f"{name} {', '.join(code_span(v, 60) for v in a)} then, "
+                         f"{', '.join(code_span(v, 60) for v in b)} now")
+    return lines
+
+
+__all__ = ["MEASURED_WITH", "differences", "earlier", "measured_with", "versus"]

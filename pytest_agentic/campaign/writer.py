@@ -215,9 +215,13 @@ class Campaign:
                            runs_added=self.added)
         return [*self.earlier_sessions, this]
 
+    def sessions_so_far(self) -> list[SessionInfo]:
+        """The sessions that wrote the campaign, this one included."""
+        return self.written_by(_litellm_version())
+
     def session_notes(self) -> list[str]:
         """Where the sessions that wrote the campaign ran under different releases or call routes."""
-        return sessions.differences(self.written_by(_litellm_version())) if self.earlier_sessions else []
+        return sessions.differences(self.sessions_so_far()) if self.earlier_sessions else []
 
     def write_manifest(self) -> None:
         assert self.path is not None

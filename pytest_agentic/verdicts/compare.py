@@ -188,6 +188,9 @@ class Comparison:
     unmatched: list[str] = field(default_factory=list)
     #: The (then, now) benchmark revisions, when they differ.
     revisions: tuple[int | None, int | None] | None = None
+    #: What the two campaigns were measured with where it differs (``campaign.sessions.versus``): the
+    #: pytest-agentic or litellm release, the call route.
+    measured_with: list[str] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[ModelComparison]:
@@ -239,7 +242,8 @@ def compare_model(then: Sequence[RunRecord], now: Sequence[RunRecord], *, alpha:
 
 
 def compare(then: Sequence[RunRecord], now: Sequence[RunRecord], *, then_id: str = "then", now_id: str = "now",
-            alpha: float = ALPHA, revisions: tuple[int | None, int | None] | None = None) -> Comparison:
+            alpha: float = ALPHA, revisions: tuple[int | None, int | None] | None = None,
+            measured_with: Sequence[str] = ()) -> Comparison:
     """Compare two campaigns model by model (by name; two single-model campaigns are compared as such).
 
     ``revisions``: the (then, now) benchmark revisions; when they differ, a task that changed says so."""
@@ -256,7 +260,8 @@ def compare(then: Sequence[RunRecord], now: Sequence[RunRecord], *, then_id: str
     for a, b in pairs:
         out.append(compare_model([r for r in then if r["model"] == a], [r for r in now if r["model"] == b],
                                  alpha=alpha, model_then=a, model_now=b, revised=differing))
-    return Comparison(then_id=then_id, now_id=now_id, models=out, unmatched=unmatched, revisions=differing)
+    return Comparison(then_id=then_id, now_id=now_id, models=out, unmatched=unmatched, revisions=differing,
+                      measured_with=list(measured_with))
 
 
 def task_rows(comparison: Comparison) -> list[dict[str, Any]]:
@@ -310,6 +315,9 @@ def markdown(comparison: Comparison) -> str:
     if changed:
         parts.append(f"- changed tasks: {', '.join(changed)} have another content hash than in `{comparison.then_id}` "
                      "(the benchmark revised them); their rows compare different tests\n")
+    if comparison.measured_with:
+        parts.append(f"- measured with: {'; '.join(comparison.measured_with)}: a change between the two may come "
+                     "from these as well as from the model\n")
     if comparison.unmatched:
         parts.append(f"- in one campaign only: {', '.join(comparison.unmatched)}\n")
     return "".join(parts)
@@ -320,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
     import sys
 
-    from ..campaign import stored
+    from ..campaign import sessions, stored
 
     parser = argparse.ArgumentParser(prog="agentic-compare",
                                      description="Compare two campaign folders: per-task then/now, the mean "
@@ -336,7 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"compare: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(markdown(compare(a.records, b.records, then_id=a.id, now_id=b.id, alpha=args.alpha,
-                                      revisions=(revision_of(a.manifest), revision_of(b.manifest)))))
+                                      revisions=(revision_of(a.manifest), revision_of(b.manifest)),
+                                      measured_with=sessions.versus(sessions.earlier(a.manifest),
+                                                                    sessions.earlier(b.manifest)))))
     return 0
 
 

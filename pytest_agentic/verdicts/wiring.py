@@ -19,7 +19,8 @@ import pytest
 from . import compare, gates, predictions, rescore, sweep
 from ..run.task import BENCHMARK_REVISION
 from .revisions import of as revision_of
-from ..campaign import stored
+from ..campaign import sessions, stored
+from ..campaign.format import SessionInfo
 from ..run.records import FailureMode, RunRecord
 
 
@@ -67,12 +68,16 @@ class Verdicts:
 
     # -- session finish ------------------------------------------------------------
     def evaluate(self, records: Sequence[RunRecord], exitstatus: int, other_failures: int,
-                 campaign_id: str = "this campaign") -> int:
-        """Compute everything; returns the session's exit status under the gates."""
+                 campaign_id: str = "this campaign", written_by: Sequence[SessionInfo] = ()) -> int:
+        """Compute everything; returns the session's exit status under the gates.
+
+        ``written_by``: the sessions that wrote this campaign (``campaign.sessions``), for the comparison."""
         if self.baseline is not None:
+            measured_with = sessions.versus(sessions.earlier(self.baseline.manifest), written_by) if written_by else []
             self.comparison = compare.compare(self.baseline.records, records, then_id=self.baseline.id,
                                               now_id=campaign_id,
-                                              revisions=(revision_of(self.baseline.manifest), BENCHMARK_REVISION))
+                                              revisions=(revision_of(self.baseline.manifest), BENCHMARK_REVISION),
+                                              measured_with=measured_with)
         if self.predictions:
             self.scored = predictions.score(self.predictions, records)
         self.gate_results = gates.evaluate(self.gate_config, records, self.comparison)
