@@ -255,7 +255,7 @@ def test_merged_shards_list_every_session_and_say_where_their_releases_differ(tm
                    "litellm_version": litellm, "call_route": None, "xdist_workers": None, "runs_added": 2},
                   {"started_at": "2999-01-02T00:00:00+00:00", "resumed": True, "harness_version": "0.0.1",
                    "litellm_version": litellm, "call_route": None, "xdist_workers": None, "runs_added": 1}])
-    with pytest.raises(MergeError, match=re.escape(f"{b}: a session that wrote it ran pytest-agentic 0.0.1")):
+    with pytest.raises(MergeError, match=re.escape(f"{b}: a session that wrote it ran pytest-agentic '0.0.1'")):
         merge([a, b], tmp_path / "out")
 
 
@@ -291,3 +291,19 @@ def test_compare_says_what_two_campaigns_were_measured_with_where_it_differs(tmp
     out = capsys.readouterr().out
     assert f"- measured with: litellm `{litellm}` then, `{litellm}`, `9.9.9` now: a change between the two" in out
     assert "call route" not in out and "pytest-agentic `" not in out
+
+
+def test_a_value_one_session_did_not_record_is_not_said_to_differ():
+    from pytest_agentic.campaign import sessions
+
+    def one(started: str, route: str | None, litellm: str | None) -> dict:
+        return {"started_at": started, "resumed": started != "a", "harness_version": "1", "litellm_version": litellm,
+                "call_route": route, "xdist_workers": None, "runs_added": 1}
+
+    # A folder written before call_route was recorded, resumed on litellm's handler: nothing to say.
+    assert sessions.differences([one("a", None, "1.0"), one("b", "litellm-http", "1.0")]) == []
+    notes = sessions.differences([one("a", None, "1.0"), one("b", "openai-sdk", "1.0"), one("c", "litellm-http", "1.0")])
+    assert notes == ["the sessions that wrote this campaign ran under different call route values: session 1 "
+                     "(began `a`, 1 run): not recorded; session 2 (resumed `b`, 1 run): `openai-sdk`; session 3 "
+                     "(resumed `c`, 1 run): `litellm-http`."]
+    assert sessions.versus([one("a", None, None)], [one("b", "litellm-http", "2.0")]) == []

@@ -76,8 +76,8 @@ def check(shards: list[tuple[Path, Manifest]]) -> None:
     for path, manifest in shards:  # a shard resumed under another release: its later sessions too
         for session in sessions.earlier(manifest):
             if session["harness_version"] != first["harness_version"]:
-                raise MergeError(f"{path}: a session that wrote it ran pytest-agentic {session['harness_version']} "
-                                 f"(began {session['started_at']}), {first_path} ran {first['harness_version']!r}; "
+                raise MergeError(f"{path}: a session that wrote it ran pytest-agentic {session['harness_version']!r} "
+                                 f"(began {session['started_at']!r}), {first_path} ran {first['harness_version']!r}; "
                                  "shards of one campaign run the same harness")
     hashes: dict[str, tuple[Path, Any]] = {}
     for path, manifest in shards:

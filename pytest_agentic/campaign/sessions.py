@@ -44,11 +44,12 @@ def measured_with(sessions: Sequence[SessionInfo]) -> dict[str, Any]:
 
 
 def differences(sessions: Sequence[SessionInfo]) -> list[str]:
-    """One sentence per key of ``MEASURED_WITH`` on which the sessions differ; none when they agree."""
+    """One sentence per key of ``MEASURED_WITH`` on which the sessions differ; none when they agree or when
+    only one session recorded a value."""
     notes = []
     for key, name in MEASURED_WITH.items():
         values = [s.get(key) for s in sessions]
-        if len(set(values)) < 2:
+        if len({v for v in values if v}) < 2:  # one known value (a value not recorded says nothing)
             continue
         parts = []
         for number, (session, value) in enumerate(zip(sessions, values), 1):
@@ -57,7 +58,7 @@ def differences(sessions: Sequence[SessionInfo]) -> list[str]:
             how = "resumed" if session.get("resumed") else "began"
             # Read back from campaign.json, a file anyone may have edited: shown as literal code spans.
             parts.append(f"session {number} ({how} {code_span(session.get('started_at'), 40)}, {runs}): "
-                         f"{code_span(value, 60)}")
+                         f"{code_span(value, 60) if value else 'not recorded'}")
         notes.append(f"the sessions that wrote this campaign ran under different {name} values: "
                      + "; ".join(parts) + ".")
     return notes
