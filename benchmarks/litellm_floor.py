@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import multiprocessing as mp
 import os
 import pickle
@@ -193,8 +194,6 @@ def one(placement: str, api_base: str, runs: int, calls: int) -> dict[str, float
     code = (f"import json, sys; sys.path[:0] = [{str(ROOT / 'benchmarks')!r}]; import litellm_floor; "
             f"print(json.dumps(litellm_floor.measure({placement!r}, {api_base!r}, {runs}, {calls})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    import json
-
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -415,7 +415,7 @@ class Controller:
         if self.campaign.path is not None:
             # The gates may change the exit status; pytest returns session.exitstatus as set here.
             session.exitstatus = self.verdicts.evaluate(self.campaign.records, exitstatus, self.other_failures,
-                                                        self.campaign.path.name, self.campaign.sessions_so_far())
+                                                        self.campaign.path.name, self.campaign.written_by())
         self.stop_servers()  # every run is over: no process is left behind
         self.keep_server_logs()
         self.campaign.finish(complete=complete)

@@ -33,9 +33,9 @@ def older_temp_dirs_cleanup(config: pytest.Config) -> Callable[[], None] | None:
     later spends seconds at its end removing 30,000 of them (0.29 s for 300 runs on this machine).
     The call returned runs that same function with the arguments pytest registered: the root, the
     prefix, the count kept, and the date before which a lock is dead (the session's lock, made with
-    its directory, less ``LOCK_TIMEOUT``). Run early,
-    while the calls are in flight, it leaves pytest's call at the end nothing to do; pytest's cleanup
-    is made to run in several sessions at once (each directory is renamed under a lock first).
+    its directory, less ``LOCK_TIMEOUT``). Run early, while the calls are in flight, it leaves pytest's
+    call at the end nothing to do; pytest's cleanup is made to run in several sessions at once (each
+    directory is renamed under a lock first).
     None when the directory was given (``--basetemp``, an xdist worker) or is not made yet (pytest
     removes nothing then either), and under the retention policy "none" (pytest removes the session's
     own directory then, which its runs still use).

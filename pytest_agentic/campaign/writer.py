@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -50,6 +51,8 @@ class CampaignSettings(Protocol):
     def selected_models(self) -> list[Any]: ...
 
     def describe(self) -> dict[str, Any]: ...
+
+    def call_route(self) -> str | None: ...
 
 
 class Campaign:
@@ -166,13 +169,12 @@ class Campaign:
 
     # -- writing --------------------------------------------------------------
     def manifest(self) -> dict[str, Any]:
-        litellm_version = _litellm_version()
         tasks: dict[str, Any] = {}
         for r in sorted(self.records, key=_sort_key):
             tasks.setdefault(r["task"], {"name": r["task_name"], "seed": r["seed"],
                                          "content_hash": r["task_hash"]})
         assert self.path is not None
-        written_by = self.written_by(litellm_version)
+        written_by = self.written_by()
         return {
             "format_version": FORMAT_VERSION,
             "campaign_id": self.path.name,
@@ -206,22 +208,18 @@ class Campaign:
             **sessions.measured_with(written_by),
         }
 
-    def written_by(self, litellm_version: str | None) -> list[SessionInfo]:
+    def written_by(self) -> list[SessionInfo]:
         """The sessions that wrote the campaign, this one last."""
         this = SessionInfo(started_at=self.resumed_at[-1] if self.resumed_at else self.started_at,
                            resumed=bool(self.resumed_at), harness_version=__version__,
-                           litellm_version=litellm_version, call_route=self.session.describe()["call_route"],
+                           litellm_version=_litellm_version(), call_route=self.session.call_route(),
                            xdist_workers=getattr(self.session.config.option, "numprocesses", None),
                            runs_added=self.added)
         return [*self.earlier_sessions, this]
 
-    def sessions_so_far(self) -> list[SessionInfo]:
-        """The sessions that wrote the campaign, this one included."""
-        return self.written_by(_litellm_version())
-
     def session_notes(self) -> list[str]:
         """Where the sessions that wrote the campaign ran under different releases or call routes."""
-        return sessions.differences(self.sessions_so_far()) if self.earlier_sessions else []
+        return sessions.differences(self.written_by()) if self.earlier_sessions else []
 
     def write_manifest(self) -> None:
         assert self.path is not None
@@ -244,7 +242,9 @@ class Campaign:
         self.write_manifest()
 
 
+@functools.cache
 def _litellm_version() -> str | None:
+    """The installed litellm's release (read once: the package metadata is looked up on disk)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
